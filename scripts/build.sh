@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Configure and build Saguaro in build/ (Release, Ninja when available).
+#
+# Sourced (by run.sh and test.sh): defines `saguaro_build`.
+# Run (`bash scripts/build.sh`): checks the Debian packages, then builds.
+# Executables land in build/bin/. Safe to run again: it rebuilds what changed.
+
+SAGUARO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+saguaro_build() (
+  cd "$SAGUARO_ROOT" || exit
+  local gen=()
+  # An existing build/ keeps the generator it was configured with.
+  if [[ ! -f build/CMakeCache.txt ]] && command -v ninja >/dev/null 2>&1; then
+    gen=(-G Ninja)
+  fi
+  cmake -S . -B build "${gen[@]}" -DCMAKE_BUILD_TYPE=Release || exit
+  cmake --build build -j"$(nproc)"
+)
+
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+  set -euo pipefail
+  source "$SAGUARO_ROOT/scripts/deps.sh"
+  saguaro_deps
+  saguaro_build
+fi

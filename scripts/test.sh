@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Install what is missing, build, and run all tests (unit tests and CLI smoke tests).
+# Extra arguments go to ctest, e.g. `bash scripts/test.sh -R Lexer`.
+# Exits with ctest's status.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+source scripts/deps.sh
+source scripts/build.sh
+saguaro_deps
+saguaro_build
+
+exec ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"

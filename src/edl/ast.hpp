@@ -1,0 +1,123 @@
+// The EDL syntax tree: what the parser produces and the lowering (calc/) consumes. Every node
+// keeps its source location so that semantic errors can point at the culprit.
+#pragma once
+
+#include "edl/diagnostics.hpp"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace saguaro::edl {
+
+// One index slot of a tensor or operator: `_i` (symbol), `_1` (fixed component), or inside a
+// user stencil `u_(i+1)` (symbol with a shift).
+struct Index {
+  enum class Kind { Symbol, Component };
+  Kind kind = Kind::Symbol;
+  bool upper = false;
+  std::string symbol; // letter plus primes: "i", "j'"
+  int component = 0;  // 1..3
+  int shift = 0;      // only in derivative definitions
+  SourceLoc loc;
+
+  bool is_symbol() const { return kind == Kind::Symbol; }
+};
+
+struct Expr;
+using ExprPtr = std::shared_ptr<const Expr>;
+
+struct Expr {
+  enum class Kind {
+    Number,     // value
+    Tensor,     // name + indices: grid function, temporary, parameter, builtin, coordinate
+    Derivative, // name + indices applied to args[0]
+    Call,       // name(args...)
+    Negate,     // -args[0]
+    Add,        // args[0] + args[1]
+    Subtract,
+    Multiply,
+    Divide,
+    Modulo,
+    Power,
+  };
+  Kind kind = Kind::Number;
+  SourceLoc loc;
+  double value = 0.0;
+  std::string name;
+  std::vector<Index> indices;
+  std::vector<ExprPtr> args;
+};
+
+// `v_i`, `g_ij`, `phi` as declared or as the left side of an equation.
+struct TensorRef {
+  std::string name;
+  std::vector<Index> indices;
+  SourceLoc loc;
+};
+
+enum class ParameterType { Real, Int, Keyword, Boolean };
+const char* to_string(ParameterType type);
+
+struct ParameterDecl {
+  std::string name;
+  ParameterType type = ParameterType::Real;
+  std::string description;
+  ExprPtr default_value;               // real/int: a constant expression
+  std::string default_word;            // keyword: the default; boolean: "true"/"false"
+  bool has_default = false;
+  ExprPtr range_min, range_max;        // nullptr: open end (-infinity / infinity) or no range
+  bool has_range = false;
+  std::vector<std::string> keyword_values;
+  SourceLoc loc;
+};
+
+struct GroupDecl {
+  std::string name;
+  std::vector<std::pair<TensorRef, std::string>> members; // tensor, description
+  SourceLoc loc;
+};
+
+// `Dplus u_i = (u_(i+1) - u_(i)) / h`: `operand` holds the dummy grid function and the
+// direction slots; `rhs` refers to the operand with shifted indices and to `h`.
+struct DerivativeDef {
+  std::string name;
+  TensorRef operand;
+  ExprPtr rhs;
+  SourceLoc loc;
+};
+
+struct Equation {
+  bool time_derivative = false; // `D_t lhs = rhs`
+  TensorRef lhs;
+  ExprPtr rhs;
+  SourceLoc loc; // the whole left side
+};
+
+struct CalculationDecl {
+  std::string name;
+  std::string schedule_bin;  // empty: decided by the lowering (MoL_CalcRHS or analysis)
+  std::string schedule_word; // "at" or "in"
+  bool on_boundary = false;
+  std::vector<Equation> equations;
+  SourceLoc loc;
+};
+
+struct Thorn {
+  std::string name;
+  std::shared_ptr<const SourceFile> file;
+  SourceLoc loc;
+  std::vector<std::string> inherits;
+  std::string implements;
+  std::map<std::string, bool> features; // use / disable
+  std::vector<ParameterDecl> parameters;
+  std::vector<TensorRef> variables;
+  std::vector<TensorRef> temporaries;
+  std::vector<GroupDecl> groups;
+  std::vector<DerivativeDef> derivatives;
+  std::vector<CalculationDecl> calculations;
+};
+
+} // namespace saguaro::edl

@@ -1,0 +1,101 @@
+#include "edl/diagnostics.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace saguaro::edl {
+
+SourceFile::SourceFile(std::string name, std::string text)
+    : name_(std::move(name)), text_(std::move(text)) {
+  line_starts_.push_back(0);
+  for (std::size_t i = 0; i < text_.size(); ++i)
+    if (text_[i] == '\n' && i + 1 < text_.size()) line_starts_.push_back(i + 1);
+}
+
+std::shared_ptr<const SourceFile> SourceFile::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw EdlError({}, fmt::format("cannot open '{}'", path));
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return std::make_shared<const SourceFile>(path, buffer.str());
+}
+
+std::string_view SourceFile::line(int line_number) const {
+  if (line_number < 1 || line_number > line_count()) return {};
+  std::size_t begin = line_starts_[line_number - 1];
+  std::size_t end = text_.find('\n', begin);
+  if (end == std::string::npos) end = text_.size();
+  if (end > begin && text_[end - 1] == '\r') --end;
+  return std::string_view(text_).substr(begin, end - begin);
+}
+
+std::string render_diagnostic(const SourceLoc& loc, std::string_view severity,
+                              std::string_view message) {
+  if (!loc.valid()) {
+    if (loc.file) return fmt::format("{}: {}: {}\n", loc.file->name(), severity, message);
+    return fmt::format("saguaro: {}: {}\n", severity, message);
+  }
+  std::string out =
+      fmt::format("{}:{}:{}: {}: {}\n", loc.file->name(), loc.line, loc.column, severity, message);
+  std::string_view text = loc.file->line(loc.line);
+  // Tabs are kept in the caret line so the caret lines up under the quoted text.
+  std::string caret;
+  for (int c = 1; c < loc.column; ++c) {
+    std::size_t i = static_cast<std::size_t>(c - 1);
+    caret += (i < text.size() && text[i] == '\t') ? '\t' : ' ';
+  }
+  caret += '^';
+  for (int i = 1; i < loc.length; ++i) caret += '~';
+  out += fmt::format("  {}\n  {}\n", text, caret);
+  return out;
+}
+
+namespace {
+std::string render_error(const SourceLoc& loc, const std::string& message,
+                         const std::vector<Note>& notes) {
+  std::string out = render_diagnostic(loc, "error", message);
+  for (const Note& note : notes) out += render_diagnostic(note.loc, "note", note.message);
+  return out;
+}
+} // namespace
+
+EdlError::EdlError(SourceLoc loc, std::string message, std::vector<Note> notes)
+    : std::runtime_error(render_error(loc, message, notes)), loc_(std::move(loc)),
+      message_(std::move(message)), notes_(std::move(notes)) {}
+
+std::string nearest_name(std::string_view name, const std::vector<std::string>& candidates) {
+  auto distance = [](std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      std::size_t diagonal = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        std::size_t above = row[j];
+        bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                    std::tolower(static_cast<unsigned char>(b[j - 1]));
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    return row[b.size()];
+  };
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(1, name.size() / 3) + 1;
+  for (const std::string& candidate : candidates) {
+    std::size_t d = distance(name, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+} // namespace saguaro::edl

@@ -1,0 +1,52 @@
+// Tokens of EDL. Names are letters then letters/digits; `_` is a token of its own because
+// it introduces indices (`v_i`), and the parser glues `wave_init`-style names back together
+// where a thorn, group or calculation name is expected (tokens remember whether whitespace
+// preceded them).
+#pragma once
+
+#include "edl/diagnostics.hpp"
+
+#include <string>
+#include <vector>
+
+namespace saguaro::edl {
+
+enum class TokenKind {
+  Name,
+  Number,
+  String,
+  Newline,
+  Equals,     // =
+  Plus,       // +
+  Minus,      // -
+  Star,       // *
+  Slash,      // /
+  Percent,    // %
+  Power,      // **
+  LParen,     // (
+  RParen,     // )
+  Comma,      // ,
+  Underscore, // _
+  Caret,      // ^
+  Colon,      // :
+  Prime,      // '
+  End,
+};
+
+const char* describe(TokenKind kind);
+
+struct Token {
+  TokenKind kind;
+  std::string text; // as written; for String without the quotes
+  int line = 0, column = 0, length = 0;
+  bool space_before = false; // whitespace (not a newline) between this token and the previous
+
+  bool is(TokenKind k) const { return kind == k; }
+  bool is_name(std::string_view word) const { return kind == TokenKind::Name && text == word; }
+};
+
+// Splits a whole file into tokens; throws EdlError on a character or number that cannot start
+// or finish a token. Comments are dropped; consecutive newlines collapse into one.
+std::vector<Token> tokenize(const std::shared_ptr<const SourceFile>& file);
+
+} // namespace saguaro::edl
