@@ -9,7 +9,7 @@
 
 SAGUARO_DEBS=(
   build-essential cmake ninja-build pkg-config
-  libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
+  libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev python3-sympy
 )
 
 # Print the packages of SAGUARO_DEBS that are not installed, one a line.

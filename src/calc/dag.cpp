@@ -89,6 +89,7 @@ NodeId Dag::intern(Node node) {
     node.uniform = node.op != Op::Load && node.op != Op::Coordinate;
     for (NodeId k : node.kids) node.uniform = node.uniform && nodes_[k].uniform;
     nodes_.push_back(std::move(node));
+    pinned_.push_back(0);
   }
   return it->second;
 }
@@ -171,10 +172,10 @@ NodeId Dag::add(std::vector<std::pair<NodeId, double>> terms, double constant_te
     const Node& n = nodes_[id];
     if (n.op == Op::Constant) {
       constant_term += w * n.value;
-    } else if (n.op == Op::Add) {
+    } else if (n.op == Op::Add && !pinned(id)) {
       constant_term += w * n.value;
       for (std::size_t k = n.kids.size(); k-- > 0;) work.emplace_back(n.kids[k], w * n.weights[k]);
-    } else if (n.op == Op::Mul && n.value != 1.0) {
+    } else if (n.op == Op::Mul && n.value != 1.0 && !pinned(id)) {
       double c = n.value;
       std::vector<std::pair<NodeId, double>> factors;
       for (std::size_t k = 0; k < n.kids.size(); ++k) factors.emplace_back(n.kids[k], n.weights[k]);
@@ -211,7 +212,7 @@ NodeId Dag::mul(std::vector<std::pair<NodeId, double>> factors, double coefficie
     const Node& n = nodes_[id];
     if (n.op == Op::Constant) {
       coefficient *= std::pow(n.value, e);
-    } else if (n.op == Op::Mul) {
+    } else if (n.op == Op::Mul && !pinned(id)) {
       coefficient *= std::pow(n.value, e);
       for (std::size_t k = n.kids.size(); k-- > 0;) work.emplace_back(n.kids[k], e * n.weights[k]);
     } else {

@@ -4,6 +4,11 @@
 //   Add  = constant + sum_k c_k * term_k     (terms distinct, sorted; numeric coefficients collected)
 //   Mul  = coefficient * prod_k factor_k^e_k (integer exponents; x*x -> x^2, x/x -> 1)
 // Children always have smaller ids than their parents, so id order is a topological order.
+//
+// Flattening a sum into a larger sum (or a product into a product) would copy a value that
+// the user named once, a temporary say, into every place that uses it, and so compute it
+// again in each. Nodes the lowering *pins* (named values, derivatives) therefore stay whole
+// inside their parents: the user's factoring is kept, and shared values are computed once.
 #pragma once
 
 #include <array>
@@ -75,6 +80,11 @@ public:
 
   bool is_constant(NodeId id, double* value = nullptr) const;
 
+  // Keeps `id` whole when later sums and products use it (see above). Pinning does not change
+  // the node's identity, only how future parents are built.
+  void pin(NodeId id) { pinned_[id] = 1; }
+  bool pinned(NodeId id) const { return pinned_[id] != 0; }
+
   // The expression evaluated at the point shifted by `by` (loads and coordinates move,
   // uniform values stay).
   NodeId shift(NodeId id, Offset by);
@@ -90,6 +100,7 @@ private:
   NodeId intern(Node node);
 
   std::vector<Node> nodes_;
+  std::vector<char> pinned_;
   std::unordered_map<std::string, NodeId> index_;
   std::unordered_map<std::uint64_t, NodeId> shift_memo_;
 };

@@ -105,6 +105,10 @@ private:
     if (function_from_name(name, fn))
       throw EdlError(loc, fmt::format("'{}' is a function and cannot be declared as a {}", name,
                                       what));
+    if (auto c = component_of_.find(name); c != component_of_.end())
+      throw EdlError(loc, fmt::format("'{}' is already the name of a component of '{}'", name,
+                                      c->second),
+                     {{tensors_.at(c->second).loc, fmt::format("'{}' is declared here", c->second)}});
     auto [it, inserted] = declared_at_.emplace(name, loc);
     if (!inserted)
       throw EdlError(loc, fmt::format("'{}' is declared twice", name),
@@ -172,11 +176,17 @@ private:
       tensors_[ref.name] = TensorInfo{kind, static_cast<int>(ref.indices.size()), ref.loc};
       for (const std::string& component : components(ref.name, int(ref.indices.size()))) {
         if (component != ref.name) {
+          if (auto other = declared_at_.find(component); other != declared_at_.end())
+            throw EdlError(ref.loc, fmt::format("component '{}' of '{}' has the name of another "
+                                                "declaration",
+                                                component, ref.name),
+                           {{other->second, fmt::format("'{}' is declared here", component)}});
           auto [it, inserted] = component_of_.emplace(component, ref.name);
-          if (!inserted || declared_at_.count(component))
-            throw EdlError(ref.loc, fmt::format("component '{}' of '{}' clashes with another "
-                                                "name",
-                                                component, ref.name));
+          if (!inserted)
+            throw EdlError(ref.loc, fmt::format("component '{}' of '{}' is also a component of "
+                                                "'{}'",
+                                                component, ref.name, it->second),
+                           {{tensors_.at(it->second).loc, "declared here"}});
         }
         if (kind == TensorInfo::Kind::Variable) program_.variables.push_back(component);
       }
@@ -533,6 +543,14 @@ private:
     build_stages(calc, stores);
     check_races(calc, stored_at);
     analyse(calc);
+    // Inputs in declaration order, which is how users think of their variables.
+    auto rank = [&](const InputStencil& in) {
+      const std::string& name = calc.grid_functions[in.grid_function].name;
+      return std::find(program_.variables.begin(), program_.variables.end(), name) -
+             program_.variables.begin();
+    };
+    std::stable_sort(calc.inputs.begin(), calc.inputs.end(),
+                     [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
     calc_ = nullptr;
     return calc;
   }
@@ -607,6 +625,7 @@ private:
       for (const Index& i : lhs.indices)
         component += std::to_string(i.is_symbol() ? env[i.symbol] : i.component);
       NodeId value = lower(*eq.rhs, env);
+      dag_->pin(value); // a named value is computed once, however often it is used
       if (info.kind == TensorInfo::Kind::Temporary) {
         current_[component] = value;
         continue;
@@ -771,21 +790,28 @@ private:
     // intermediate grid function that the stencil then reads.
     if (!dag.is_stencil_linear(operand)) operand = dag.load(intermediate(operand));
 
+    // A derivative is one value, as in Kranc's generated code: computed once, then used.
+    NodeId result;
     auto it = operators_.find(e.name);
-    if (it != operators_.end()) return apply_user_operator(*it->second, e, axes, operand);
-    if (axes.size() == 1)
-      return apply_weights(operand, centered_first_derivative(options_.fd_order), axes[0], -1,
-                           {}, 0);
-    if (axes[0] == axes[1])
-      return apply_weights(operand, centered_second_derivative(options_.fd_order), axes[0], -1,
-                           {}, 0, 2);
-    auto first = centered_first_derivative(options_.fd_order);
-    return apply_weights(operand, first, axes[0], axes[1], first, 0);
+    if (it != operators_.end()) {
+      result = apply_user_operator(*it->second, e, axes, operand);
+    } else if (axes.size() == 1) {
+      result = apply_weights(operand, centered_first_derivative(options_.fd_order), axes[0]);
+    } else if (axes[0] == axes[1]) {
+      result = apply_weights(operand, centered_second_derivative(options_.fd_order), axes[0], 2);
+    } else {
+      auto first = centered_first_derivative(options_.fd_order);
+      result = apply_weights(operand, first, axes[0], 1, &first, axes[1]);
+    }
+    dag.pin(result);
+    return result;
   }
 
-  // sum_k w_k f(x + k e_a) / h_a^p, or for a mixed derivative the product stencil of two axes.
-  NodeId apply_weights(NodeId operand, const std::vector<StencilWeight>& wa, int axis_a, int axis_b,
-                       const std::vector<StencilWeight>& wb, int, int power = 1) {
+  // sum_k w_k f(x + k e_a) / h_a^power; with `wb`, the product stencil of a mixed derivative
+  // along axes a and b.
+  NodeId apply_weights(NodeId operand, const std::vector<StencilWeight>& wa, int axis_a,
+                       int power = 1, const std::vector<StencilWeight>* wb = nullptr,
+                       int axis_b = -1) {
     Dag& dag = *dag_;
     std::vector<std::pair<NodeId, double>> terms;
     for (const auto& a : wa) {
@@ -795,7 +821,7 @@ private:
         terms.emplace_back(dag.shift(operand, offset), a.weight.to_double());
         continue;
       }
-      for (const auto& b : wb) {
+      for (const auto& b : *wb) {
         Offset both = offset;
         both[axis_b] += b.offset;
         terms.emplace_back(dag.shift(operand, both), (a.weight * b.weight).to_double());
@@ -854,7 +880,6 @@ private:
                            GridFunctionRole::Intermediate, "");
     intermediate_stage_[gf] = stage;
     intermediate_of_[value] = gf;
-    intermediate_value_[gf] = value;
     return gf;
   }
 
@@ -937,7 +962,6 @@ private:
   Dag* dag_ = nullptr;
   std::map<std::string, NodeId> current_; // values assigned earlier in this calculation
   std::map<NodeId, int> intermediate_of_;
-  std::map<int, NodeId> intermediate_value_;
   std::vector<int> intermediate_stage_; // per grid function; -1 unless an intermediate
   std::map<int, SourceLoc> stencil_use_;
   int derivative_depth_ = 0;

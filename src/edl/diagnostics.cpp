@@ -39,6 +39,7 @@ std::string render_diagnostic(const SourceLoc& loc, std::string_view severity,
                               std::string_view message) {
   if (!loc.valid()) {
     if (loc.file) return fmt::format("{}: {}: {}\n", loc.file->name(), severity, message);
+    if (severity == "note") return fmt::format("note: {}\n", message);
     return fmt::format("saguaro: {}: {}\n", severity, message);
   }
   std::string out =

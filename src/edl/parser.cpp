@@ -116,6 +116,11 @@ private:
     }
   }
   EdlError error(const Token& t, const std::string& message) const {
+    // Inside parentheses that a later line has not closed, the unclosed '(' is the likely
+    // culprit: say where it is.
+    if (!open_parens_.empty() && open_parens_.back().line < t.line)
+      return EdlError(loc(t), message, {{loc(open_parens_.back()), "the '(' opened here is not "
+                                                                   "closed"}});
     return EdlError(loc(t), message);
   }
   void skip_newlines() {
@@ -584,7 +589,18 @@ private:
   // ---- expressions --------------------------------------------------------------------------
   // Inside parentheses newlines do not end the equation; after a binary operator neither.
   void skip_continuation() {
-    if (depth_ > 0) skip_newlines();
+    if (depth_ > 0) {
+      skip_newlines();
+      return;
+    }
+    // No statement starts with a binary operator, so a line that does continues the last.
+    std::size_t ahead = 0;
+    while (peek(ahead).is(TokenKind::Newline)) ++ahead;
+    if (ahead == 0) return;
+    const Token& t = peek(ahead);
+    if (t.is(TokenKind::Plus) || t.is(TokenKind::Minus) || t.is(TokenKind::Star) ||
+        t.is(TokenKind::Slash) || t.is(TokenKind::Percent) || t.is(TokenKind::Power))
+      skip_newlines();
   }
   void skip_after_operator() { skip_newlines(); }
 
@@ -681,6 +697,7 @@ private:
     if (t.is(TokenKind::LParen)) {
       next();
       ++depth_;
+      open_parens_.push_back(t);
       ExprPtr inner = parse_expression();
       skip_continuation();
       if (!peek().is(TokenKind::RParen))
@@ -688,6 +705,7 @@ private:
                                         "found {}",
                                         t.line, t.column, show(peek())));
       --depth_;
+      open_parens_.pop_back();
       next();
       return inner;
     }
@@ -735,6 +753,7 @@ private:
   ExprPtr parse_call(const Token& name) {
     const Token& open = next(); // (
     ++depth_;
+    open_parens_.push_back(open);
     auto e = std::make_shared<Expr>();
     e->kind = Expr::Kind::Call;
     e->name = name.text;
@@ -757,6 +776,7 @@ private:
                                       name.text, open.column, show(peek())));
     next();
     --depth_;
+    open_parens_.pop_back();
     return e;
   }
 
@@ -767,6 +787,7 @@ private:
   bool stop_at_to_ = false;
   bool in_definition_ = false;
   std::set<std::string> operators_;
+  std::vector<Token> open_parens_;
 };
 
 } // namespace
