@@ -110,7 +110,8 @@ void analyse(Calculation& calc) {
     calc.inputs.push_back(InputStencil{gf, std::vector<Offset>(offsets.begin(), offsets.end())});
   calc.outputs.clear();
   if (!calc.stages.empty())
-    for (const Store& store : calc.stages.back().stores) calc.outputs.push_back(store.grid_function);
+    for (const Store& store : calc.stages.back().stores)
+      calc.outputs.push_back(store.grid_function);
 }
 
 } // namespace saguaro::calc

@@ -21,16 +21,16 @@ struct Parameter {
   std::string name;
   edl::ParameterType type = edl::ParameterType::Real;
   std::string description;
-  double default_value = 0.0;      // real, int, boolean (0/1)
-  std::string default_keyword;     // keyword
-  std::optional<double> min, max;  // nullopt: open end
+  double default_value = 0.0;     // real, int, boolean (0/1)
+  std::string default_keyword;    // keyword
+  std::optional<double> min, max; // nullopt: open end
   std::vector<std::string> keyword_values;
 };
 
 enum class GridFunctionRole {
-  Variable,     // declared in `begin variables`
+  Variable,      // declared in `begin variables`
   RightHandSide, // the time derivative of an evolved variable (`D_t phi` stores `phirhs`)
-  Intermediate, // introduced by the lowering for a derivative of an expression
+  Intermediate,  // introduced by the lowering for a derivative of an expression
 };
 const char* to_string(GridFunctionRole role);
 
@@ -53,9 +53,9 @@ struct Stage {
 };
 
 struct FlopCounts {
-  long add = 0;            // additions and subtractions
-  long mul = 0;            // multiplications
-  long div = 0;            // divisions
+  long add = 0; // additions and subtractions
+  long mul = 0; // multiplications
+  long div = 0; // divisions
   long sqrt = 0;
   long transcendental = 0; // sin, cos, exp, log, pow, ...
   long other = 0;          // abs, min, max, sign, fmod
@@ -80,10 +80,10 @@ struct Calculation {
   std::vector<Stage> stages; // at least one; the last holds the calculation's outputs
 
   // Derived by analyse(): ---------------------------------------------------------------
-  std::vector<InputStencil> inputs; // grid functions read, with their offset sets
-  std::vector<int> outputs;         // grid functions stored by the last stage
-  FlopCounts flops;                 // per grid point, all stages, shared nodes counted once
-  std::size_t node_count = 0;       // DAG nodes reachable from the stores
+  std::vector<InputStencil> inputs;   // grid functions read, with their offset sets
+  std::vector<int> outputs;           // grid functions stored by the last stage
+  FlopCounts flops;                   // per grid point, all stages, shared nodes counted once
+  std::size_t node_count = 0;         // DAG nodes reachable from the stores
   std::array<int, 3> radius{0, 0, 0}; // the largest |offset| of any load, per axis
 
   int find_grid_function(const std::string& name) const;
@@ -98,8 +98,8 @@ struct Program {
   std::vector<std::string> inherits;
   std::map<std::string, bool> features;
   std::vector<Parameter> parameters;
-  std::vector<std::string> variables;          // grid function components, declaration order
-  std::vector<std::string> evolved;            // variables with a D_t equation
+  std::vector<std::string> variables; // grid function components, declaration order
+  std::vector<std::string> evolved;   // variables with a D_t equation
   std::map<std::string, std::vector<std::string>> groups; // group -> components
   std::vector<Calculation> calculations;
   int fd_order = 4;

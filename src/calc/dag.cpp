@@ -13,16 +13,18 @@ struct FunctionInfo {
   const char* name;
 };
 constexpr FunctionInfo kFunctions[] = {
-    {Function::Sin, "sin"},   {Function::Cos, "cos"},     {Function::Tan, "tan"},
-    {Function::Asin, "asin"}, {Function::Acos, "acos"},   {Function::Atan, "atan"},
+    {Function::Sin, "sin"},     {Function::Cos, "cos"},   {Function::Tan, "tan"},
+    {Function::Asin, "asin"},   {Function::Acos, "acos"}, {Function::Atan, "atan"},
     {Function::Atan2, "atan2"}, {Function::Sinh, "sinh"}, {Function::Cosh, "cosh"},
-    {Function::Tanh, "tanh"}, {Function::Exp, "exp"},     {Function::Log, "log"},
-    {Function::Sqrt, "sqrt"}, {Function::Abs, "abs"},     {Function::Pow, "pow"},
-    {Function::Min, "min"},   {Function::Max, "max"},     {Function::Sign, "sign"},
+    {Function::Tanh, "tanh"},   {Function::Exp, "exp"},   {Function::Log, "log"},
+    {Function::Sqrt, "sqrt"},   {Function::Abs, "abs"},   {Function::Pow, "pow"},
+    {Function::Min, "min"},     {Function::Max, "max"},   {Function::Sign, "sign"},
     {Function::Fmod, "fmod"},
 };
 
-bool is_integer(double x) { return std::isfinite(x) && x == std::floor(x); }
+bool is_integer(double x) {
+  return std::isfinite(x) && x == std::floor(x);
+}
 
 double checked(double v) {
   if (!std::isfinite(v))
@@ -285,7 +287,8 @@ NodeId Dag::shift(NodeId id, Offset by) {
   case Op::Add:
   case Op::Mul: {
     std::vector<std::pair<NodeId, double>> parts;
-    for (std::size_t k = 0; k < n.kids.size(); ++k) parts.emplace_back(shift(n.kids[k], by), n.weights[k]);
+    for (std::size_t k = 0; k < n.kids.size(); ++k)
+      parts.emplace_back(shift(n.kids[k], by), n.weights[k]);
     result = n.op == Op::Add ? add(std::move(parts), n.value) : mul(std::move(parts), n.value);
     break;
   }

@@ -1,8 +1,8 @@
 // The expression DAG of a calculation: hash-consed, so an expression built twice is one node
 // (common-subexpression elimination by construction), and kept in a canonical form so that
 // simple algebra folds as it is built:
-//   Add  = constant + sum_k c_k * term_k     (terms distinct, sorted; numeric coefficients collected)
-//   Mul  = coefficient * prod_k factor_k^e_k (integer exponents; x*x -> x^2, x/x -> 1)
+//   Add  = constant + sum_k c_k * term_k     (terms distinct, sorted; numeric coefficients
+//   collected) Mul  = coefficient * prod_k factor_k^e_k (integer exponents; x*x -> x^2, x/x -> 1)
 // Children always have smaller ids than their parents, so id order is a topological order.
 //
 // Flattening a sum into a larger sum (or a product into a product) would copy a value that
@@ -31,13 +31,30 @@ enum class Op : std::uint8_t {
   Load,       // grid function `index` at the point shifted by offset
   Add,
   Mul,
-  Pow,        // kids[0] ** kids[1], exponent not a constant integer or 1/2
-  Call,       // function `fn` of kids
+  Pow,  // kids[0] ** kids[1], exponent not a constant integer or 1/2
+  Call, // function `fn` of kids
 };
 
 enum class Function : std::uint8_t {
-  Sin, Cos, Tan, Asin, Acos, Atan, Atan2, Sinh, Cosh, Tanh, Exp, Log, Sqrt, Abs, Pow, Min, Max,
-  Sign, Fmod,
+  Sin,
+  Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Atan2,
+  Sinh,
+  Cosh,
+  Tanh,
+  Exp,
+  Log,
+  Sqrt,
+  Abs,
+  Pow,
+  Min,
+  Max,
+  Sign,
+  Fmod,
 };
 const char* function_name(Function fn);
 bool function_from_name(const std::string& name, Function& fn);
@@ -49,7 +66,7 @@ struct Node {
   bool uniform = true; // the same value at every grid point (hoistable)
   int index = 0;       // Parameter: parameter; Spacing/Coordinate: axis; Load: grid function
   Offset offset{0, 0, 0};
-  double value = 0.0;  // Constant: value; Add: constant term; Mul: coefficient
+  double value = 0.0; // Constant: value; Add: constant term; Mul: coefficient
   std::vector<NodeId> kids;
   std::vector<double> weights; // Add: term coefficients; Mul: exponents (integers)
 };

@@ -11,9 +11,9 @@ namespace saguaro::calc {
 
 // One stencil term: weight multiplies f(x + offset*h) / h^m.
 struct StencilWeight {
-    int offset;
-    Rational weight;
-    friend bool operator==(const StencilWeight&, const StencilWeight&) = default;
+  int offset;
+  Rational weight;
+  friend bool operator==(const StencilWeight&, const StencilWeight&) = default;
 };
 
 // Weights for the m-th derivative at 0 from samples at the given distinct integer
@@ -28,4 +28,4 @@ std::vector<StencilWeight> fd_weights(int derivative_order, const std::vector<in
 std::vector<StencilWeight> centered_first_derivative(int accuracy_order);
 std::vector<StencilWeight> centered_second_derivative(int accuracy_order);
 
-}  // namespace saguaro::calc
+} // namespace saguaro::calc

@@ -1,5 +1,6 @@
 #include "calc/interpreter.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -93,12 +94,24 @@ void run_calculation(const Calculation& calc, GridBlock& block,
   in.load = [&](int gf, const Offset& o) { return block.at(gf, pi + o[0], pj + o[1], pk + o[2]); };
   for (std::size_t s = 0; s < calc.stages.size(); ++s) {
     const Stage& stage = calc.stages[s];
+    // The stage reads its inputs up to `reach` points beyond the region it covers.
+    std::array<int, 3> reach_lo{0, 0, 0}, reach_hi{0, 0, 0};
+    std::vector<NodeId> roots;
+    for (const Store& st : stage.stores) roots.push_back(st.value);
+    for (NodeId id : calc.dag.reachable(roots)) {
+      const Node& n = calc.dag.node(id);
+      if (n.op != Op::Load) continue;
+      for (int a = 0; a < 3; ++a) {
+        reach_lo[a] = std::max(reach_lo[a], -n.offset[a]);
+        reach_hi[a] = std::max(reach_hi[a], n.offset[a]);
+      }
+    }
     std::array<int, 3> lo, hi;
     for (int a = 0; a < 3; ++a) {
       lo[a] = -stage.extent_lo[a];
       hi[a] = block.size[a] + stage.extent_hi[a];
-      if (stage.extent_lo[a] + calc.radius[a] > block.ghost ||
-          stage.extent_hi[a] + calc.radius[a] > block.ghost)
+      if (stage.extent_lo[a] + reach_lo[a] > block.ghost ||
+          stage.extent_hi[a] + reach_hi[a] > block.ghost)
         throw std::invalid_argument("run_calculation: " + std::to_string(block.ghost) +
                                     " ghost points are too few for calculation '" + calc.name +
                                     "'");
@@ -108,7 +121,8 @@ void run_calculation(const Calculation& calc, GridBlock& block,
     for (pk = lo[2]; pk < hi[2]; ++pk)
       for (pj = lo[1]; pj < hi[1]; ++pj)
         for (pi = lo[0]; pi < hi[0]; ++pi) {
-          in.coordinate = {block.coordinate(0, pi), block.coordinate(1, pj), block.coordinate(2, pk)};
+          in.coordinate = {block.coordinate(0, pi), block.coordinate(1, pj),
+                           block.coordinate(2, pk)};
           results.push_back(interp.evaluate(int(s), in));
         }
     std::size_t r = 0;

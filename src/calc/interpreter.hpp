@@ -13,7 +13,7 @@ namespace saguaro::calc {
 // What a point needs from the outside world.
 struct PointInputs {
   std::function<double(int grid_function, const Offset& offset)> load; // relative to the point
-  std::array<double, 3> coordinate{0, 0, 0}; // of the point itself
+  std::array<double, 3> coordinate{0, 0, 0};                           // of the point itself
   std::array<double, 3> spacing{1, 1, 1};
   double time = 0.0;
   std::vector<double> parameters; // in Program::parameters order

@@ -25,9 +25,8 @@ namespace {
 
 const std::vector<std::string> kCoordinates = {"x", "y", "z"};
 const std::vector<std::string> kSpacings = {"dx", "dy", "dz"};
-const std::vector<std::string> kBuiltinNames = {"x",  "y",   "z",   "t",     "dx",
-                                                "dy", "dz",  "PI",  "E",     "Euc",
-                                                "Eps", "delta"};
+const std::vector<std::string> kBuiltinNames = {"x",  "y",  "z", "t",   "dx",  "dy",
+                                                "dz", "PI", "E", "Euc", "Eps", "delta"};
 
 bool is_builtin(const std::string& name) {
   return std::find(kBuiltinNames.begin(), kBuiltinNames.end(), name) != kBuiltinNames.end();
@@ -46,8 +45,8 @@ struct IndexUse {
 };
 
 struct IndexInfo {
-  std::vector<IndexUse> free;        // free indices of this subexpression
-  std::vector<std::string> dummies;  // summed at this node
+  std::vector<IndexUse> free;       // free indices of this subexpression
+  std::vector<std::string> dummies; // summed at this node
 };
 
 std::string show_indices(const std::vector<IndexUse>& uses) {
@@ -72,8 +71,8 @@ public:
     program_.inherits = thorn_.inherits;
     program_.features = thorn_.features;
     program_.fd_order = options_.fd_order;
+    declare_tensors(); // first, so a default naming a grid function is "not a constant"
     declare_parameters();
-    declare_tensors();
     declare_operators();
     declare_groups();
     std::map<std::string, SourceLoc> calc_names;
@@ -99,20 +98,32 @@ private:
   // ---- declarations ---------------------------------------------------------------------
   void claim_name(const std::string& name, const SourceLoc& loc, const char* what) {
     if (is_builtin(name))
-      throw EdlError(loc, fmt::format("'{}' is a built-in name and cannot be declared as a {}",
+      throw EdlError(
+          loc, fmt::format("'{}' is a built-in name and cannot be declared as a {}", name, what));
+    bool is_operator = name == "D";
+    for (const auto& def : thorn_.derivatives) is_operator = is_operator || def.name == name;
+    if (is_operator)
+      throw EdlError(loc, fmt::format("'{}' is a derivative operator and cannot be declared as a "
+                                      "{}",
                                       name, what));
     calc::Function fn;
     if (function_from_name(name, fn))
-      throw EdlError(loc, fmt::format("'{}' is a function and cannot be declared as a {}", name,
-                                      what));
+      throw EdlError(loc,
+                     fmt::format("'{}' is a function and cannot be declared as a {}", name, what));
     if (auto c = component_of_.find(name); c != component_of_.end())
-      throw EdlError(loc, fmt::format("'{}' is already the name of a component of '{}'", name,
-                                      c->second),
-                     {{tensors_.at(c->second).loc, fmt::format("'{}' is declared here", c->second)}});
+      throw EdlError(
+          loc, fmt::format("'{}' is already the name of a component of '{}'", name, c->second),
+          {{tensors_.at(c->second).loc, fmt::format("'{}' is declared here", c->second)}});
     auto [it, inserted] = declared_at_.emplace(name, loc);
-    if (!inserted)
-      throw EdlError(loc, fmt::format("'{}' is declared twice", name),
-                     {{it->second, "first declared here"}});
+    if (!inserted) {
+      // Report at the later of the two, whatever order the sections are processed in.
+      bool earlier = it->second.line < loc.line ||
+                     (it->second.line == loc.line && it->second.column < loc.column);
+      const SourceLoc& first = earlier ? it->second : loc;
+      const SourceLoc& second = earlier ? loc : it->second;
+      throw EdlError(second, fmt::format("'{}' is declared twice", name),
+                     {{first, "first declared here"}});
+    }
   }
 
   void declare_parameters() {
@@ -127,20 +138,19 @@ private:
         if (decl.range_min) p.min = constant_value(*decl.range_min, "a range end");
         if (decl.range_max) p.max = constant_value(*decl.range_max, "a range end");
         if (p.min && p.max && *p.min > *p.max)
-          throw EdlError(decl.loc, fmt::format("range of '{}' is empty: {} is above {}", p.name,
-                                               *p.min, *p.max));
+          throw EdlError(decl.range_loc, fmt::format("range of '{}' is empty: {} is above {}",
+                                                     p.name, *p.min, *p.max));
       }
       if (decl.type == edl::ParameterType::Keyword) {
         p.default_keyword = decl.has_default
                                 ? decl.default_word
                                 : (decl.keyword_values.empty() ? "" : decl.keyword_values[0]);
-        if (!p.keyword_values.empty() &&
-            std::find(p.keyword_values.begin(), p.keyword_values.end(), p.default_keyword) ==
-                p.keyword_values.end())
-          throw EdlError(decl.loc, fmt::format("default \"{}\" of '{}' is not one of its values "
-                                               "{}",
-                                               p.default_keyword, p.name,
-                                               fmt::join(p.keyword_values, ", ")));
+        if (!p.keyword_values.empty() && std::find(p.keyword_values.begin(), p.keyword_values.end(),
+                                                   p.default_keyword) == p.keyword_values.end())
+          throw EdlError(decl.has_default ? decl.default_loc : decl.loc,
+                         fmt::format("default \"{}\" of '{}' is not one of its values "
+                                     "{}",
+                                     p.default_keyword, p.name, fmt::join(p.keyword_values, ", ")));
       } else if (decl.type == edl::ParameterType::Boolean) {
         p.default_value = decl.default_word == "true" ? 1.0 : 0.0;
       } else if (decl.has_default) {
@@ -177,15 +187,17 @@ private:
       for (const std::string& component : components(ref.name, int(ref.indices.size()))) {
         if (component != ref.name) {
           if (auto other = declared_at_.find(component); other != declared_at_.end())
-            throw EdlError(ref.loc, fmt::format("component '{}' of '{}' has the name of another "
-                                                "declaration",
-                                                component, ref.name),
+            throw EdlError(ref.loc,
+                           fmt::format("component '{}' of '{}' has the name of another "
+                                       "declaration",
+                                       component, ref.name),
                            {{other->second, fmt::format("'{}' is declared here", component)}});
           auto [it, inserted] = component_of_.emplace(component, ref.name);
           if (!inserted)
-            throw EdlError(ref.loc, fmt::format("component '{}' of '{}' is also a component of "
-                                                "'{}'",
-                                                component, ref.name, it->second),
+            throw EdlError(ref.loc,
+                           fmt::format("component '{}' of '{}' is also a component of "
+                                       "'{}'",
+                                       component, ref.name, it->second),
                            {{tensors_.at(it->second).loc, "declared here"}});
         }
         if (kind == TensorInfo::Kind::Variable) program_.variables.push_back(component);
@@ -209,8 +221,7 @@ private:
   void declare_operators() {
     for (const auto& def : thorn_.derivatives) {
       if (operators_.count(def.name))
-        throw EdlError(def.loc, fmt::format("derivative operator '{}' is defined twice",
-                                            def.name),
+        throw EdlError(def.loc, fmt::format("derivative operator '{}' is defined twice", def.name),
                        {{operators_[def.name]->loc, "first defined here"}});
       if (tensors_.count(def.name) || parameter_index_.count(def.name))
         throw EdlError(def.loc, fmt::format("'{}' is both a derivative operator and a declared "
@@ -272,18 +283,31 @@ private:
       std::vector<std::string>& members = program_.groups[group.name];
       for (const auto& [ref, description] : group.members) {
         auto it = tensors_.find(ref.name);
-        if (it == tensors_.end() || it->second.kind != TensorInfo::Kind::Variable)
-          throw undeclared(ref.name, ref.loc, "a grid function");
+        if (it == tensors_.end()) throw undeclared(ref.name, ref.loc, "a grid function", true);
+        if (it->second.kind != TensorInfo::Kind::Variable)
+          throw EdlError(ref.loc,
+                         fmt::format("'{}' is a temporary; a group holds grid functions", ref.name),
+                         {{it->second.loc, "declared here"}});
+        if (static_cast<int>(ref.indices.size()) != it->second.rank)
+          throw EdlError(ref.loc,
+                         fmt::format("'{}' has {} ind{}, listed with {}", ref.name, it->second.rank,
+                                     it->second.rank == 1 ? "ex" : "ices", ref.indices.size()),
+                         {{it->second.loc, "declared here"}});
         for (const auto& c : components(ref.name, it->second.rank)) members.push_back(c);
       }
     }
   }
 
   // ---- errors ----------------------------------------------------------------------------
-  EdlError undeclared(const std::string& name, const SourceLoc& loc, const char* what) {
-    std::vector<std::string> candidates(kBuiltinNames.begin(), kBuiltinNames.end());
-    for (const auto& [n, info] : tensors_) candidates.push_back(n);
-    for (const auto& [n, i] : parameter_index_) candidates.push_back(n);
+  EdlError undeclared(const std::string& name, const SourceLoc& loc, const char* what,
+                      bool grid_functions_only = false) {
+    std::vector<std::string> candidates;
+    if (!grid_functions_only) {
+      candidates.assign(kBuiltinNames.begin(), kBuiltinNames.end());
+      for (const auto& [n, i] : parameter_index_) candidates.push_back(n);
+    }
+    for (const auto& [n, info] : tensors_)
+      if (!grid_functions_only || info.kind == TensorInfo::Kind::Variable) candidates.push_back(n);
     std::string near = edl::nearest_name(name, candidates);
     std::vector<edl::Note> notes;
     if (!near.empty()) notes.push_back({{}, fmt::format("did you mean '{}'?", near)});
@@ -302,11 +326,11 @@ private:
     std::vector<std::string> names;
     for (const auto& [name, arity] : edl::known_functions()) names.push_back(name);
     std::string near = edl::nearest_name(e.name, names);
-    throw EdlError(e.loc, fmt::format("unknown function '{}': expected one of {}", e.name,
-                                      fmt::join(names, " ")),
-                   near.empty() ? std::vector<edl::Note>{}
-                                : std::vector<edl::Note>{{{}, fmt::format("did you mean '{}'?",
-                                                                          near)}});
+    throw EdlError(
+        e.loc,
+        fmt::format("unknown function '{}': expected one of {}", e.name, fmt::join(names, " ")),
+        near.empty() ? std::vector<edl::Note>{}
+                     : std::vector<edl::Note>{{{}, fmt::format("did you mean '{}'?", near)}});
   }
 
   // ---- constant expressions (parameter defaults and ranges) ------------------------------
@@ -354,6 +378,7 @@ private:
                                      symbol, list[0]->upper ? "an upper" : "a lower", symbol,
                                      symbol));
         info.dummies.push_back(symbol);
+        summed_.push_back(*list[0]);
       } else {
         throw EdlError(list[2]->loc, fmt::format("index '{}' appears {} times in one product; "
                                                  "an index may appear at most twice",
@@ -379,10 +404,10 @@ private:
       if (def_ != nullptr && (e.name == def_->def->operand.name || e.name == "h")) break;
       int rank = tensor_rank(e);
       if (static_cast<int>(e.indices.size()) != rank)
-        throw EdlError(e.loc, rank == 0 ? fmt::format("'{}' takes no indices", e.name)
-                                        : fmt::format("'{}' has {} ind{}, used with {}", e.name,
-                                                      rank, rank == 1 ? "ex" : "ices",
-                                                      e.indices.size()));
+        throw EdlError(e.loc, rank == 0
+                                  ? fmt::format("'{}' takes no indices", e.name)
+                                  : fmt::format("'{}' has {} ind{}, used with {}", e.name, rank,
+                                                rank == 1 ? "ex" : "ices", e.indices.size()));
       info = contract(symbol_uses(e.indices));
       break;
     }
@@ -407,20 +432,26 @@ private:
     case Expr::Kind::Negate: info.free = analyse_indices(*e.args[0]).free; break;
     case Expr::Kind::Add:
     case Expr::Kind::Subtract: {
-      const auto& lhs = analyse_indices(*e.args[0]).free;
-      const auto& rhs = analyse_indices(*e.args[1]).free;
-      if (!same_indices(lhs, rhs))
-        throw EdlError(e.loc, fmt::format("the terms of this {} have different free indices: "
-                                          "{} on the left, {} on the right",
-                                          e.kind == Expr::Kind::Add ? "sum" : "difference",
-                                          show_indices(lhs), show_indices(rhs)));
-      info.free = lhs;
+      auto terms = chain(e);
+      const auto& first = analyse_indices(*terms[0].first).free;
+      for (std::size_t k = 1; k < terms.size(); ++k) {
+        const auto& other = analyse_indices(*terms[k].first).free;
+        if (!same_indices(first, other))
+          throw EdlError(terms[k].first->loc,
+                         fmt::format("the terms of this sum have different free indices: {} in "
+                                     "the first term, {} in this one",
+                                     show_indices(first), show_indices(other)));
+      }
+      info.free = first;
       break;
     }
     case Expr::Kind::Multiply: {
-      std::vector<IndexUse> uses = analyse_indices(*e.args[0]).free;
-      const auto& rhs = analyse_indices(*e.args[1]).free;
-      uses.insert(uses.end(), rhs.begin(), rhs.end());
+      // One product term, however it is written: a letter summed across all its factors.
+      std::vector<IndexUse> uses;
+      for (const auto& [factor, sign] : chain(e)) {
+        const auto& free = analyse_indices(*factor).free;
+        uses.insert(uses.end(), free.begin(), free.end());
+      }
       info = contract(std::move(uses));
       break;
     }
@@ -442,6 +473,31 @@ private:
     }
     }
     return info_.emplace(&e, std::move(info)).first->second;
+  }
+
+  // The operands of a left-leaning chain of + and - (or of *), walked without recursion so that
+  // long sums cannot exhaust the stack; a parenthesised operand stays one operand.
+  static std::vector<std::pair<const Expr*, double>> chain(const Expr& e) {
+    bool sum = e.kind == Expr::Kind::Add || e.kind == Expr::Kind::Subtract;
+    auto continues = [sum](const Expr& x) {
+      if (x.parenthesized) return false;
+      return sum ? (x.kind == Expr::Kind::Add || x.kind == Expr::Kind::Subtract)
+                 : x.kind == Expr::Kind::Multiply;
+    };
+    std::vector<std::pair<const Expr*, double>> operands;
+    const Expr* node = &e;
+    while (true) {
+      double sign = node->kind == Expr::Kind::Subtract ? -1.0 : 1.0;
+      operands.emplace_back(node->args[1].get(), sign);
+      const Expr* left = node->args[0].get();
+      if (!continues(*left)) {
+        operands.emplace_back(left, 1.0);
+        break;
+      }
+      node = left;
+    }
+    std::reverse(operands.begin(), operands.end());
+    return operands;
   }
 
   std::vector<IndexUse> disjoint(const std::vector<IndexUse>& uses, const std::string& where) {
@@ -505,10 +561,11 @@ private:
     const auto& slots = it->second->operand.indices;
     std::set<std::string> distinct;
     for (const Index& i : slots) distinct.insert(i.symbol);
+    if (e.name == "D" && slots.size() == 1 && e.indices.size() == 2) return; // D_ij = D_i D_j
     if (e.indices.size() != slots.size() && e.indices.size() != distinct.size())
-      throw EdlError(e.loc, fmt::format("'{}' takes {} direction ind{}, given {}", e.name,
-                                        slots.size(), slots.size() == 1 ? "ex" : "ices",
-                                        e.indices.size()));
+      throw EdlError(e.loc,
+                     fmt::format("'{}' takes {} direction ind{}, given {}", e.name, slots.size(),
+                                 slots.size() == 1 ? "ex" : "ices", e.indices.size()));
   }
 
   // ---- calculations ----------------------------------------------------------------------
@@ -569,8 +626,8 @@ private:
     auto it = tensors_.find(lhs.name);
     if (it == tensors_.end()) {
       if (parameter_index_.count(lhs.name))
-        throw EdlError(lhs.loc, fmt::format("'{}' is a parameter and cannot be assigned",
-                                            lhs.name));
+        throw EdlError(lhs.loc,
+                       fmt::format("'{}' is a parameter and cannot be assigned", lhs.name));
       if (is_builtin(lhs.name))
         throw EdlError(lhs.loc, fmt::format("'{}' is built in and cannot be assigned", lhs.name));
       throw undeclared(lhs.name, lhs.loc, "a grid function or temporary to assign");
@@ -581,32 +638,43 @@ private:
                                          "evolved with D_t",
                                          lhs.name));
     if (static_cast<int>(lhs.indices.size()) != info.rank)
-      throw EdlError(lhs.loc, fmt::format("'{}' has {} ind{}, assigned with {}", lhs.name,
-                                          info.rank, info.rank == 1 ? "ex" : "ices",
-                                          lhs.indices.size()));
+      throw EdlError(lhs.loc,
+                     fmt::format("'{}' has {} ind{}, assigned with {}", lhs.name, info.rank,
+                                 info.rank == 1 ? "ex" : "ices", lhs.indices.size()));
     std::vector<IndexUse> lhs_free;
     for (const Index& i : lhs.indices) {
       if (!i.is_symbol()) continue;
       for (const auto& u : lhs_free)
         if (u.symbol == i.symbol)
-          throw EdlError(i.loc, fmt::format("index '{}' appears twice on the left side",
-                                            i.symbol));
+          throw EdlError(i.loc, fmt::format("index '{}' appears twice on the left side", i.symbol));
       lhs_free.push_back({i.symbol, i.upper, i.loc});
     }
+    summed_.clear();
     const IndexInfo& rhs = analyse_indices(*eq.rhs);
+    for (const auto& dummy : summed_)
+      for (const auto& free : lhs_free)
+        if (free.symbol == dummy.symbol)
+          throw EdlError(dummy.loc,
+                         fmt::format("index '{}' is summed on the right side but is "
+                                     "free on the left side; use another letter for "
+                                     "the sum",
+                                     dummy.symbol),
+                         {{free.loc, "free here"}});
     for (const auto& r : rhs.free) {
       auto match = std::find_if(lhs_free.begin(), lhs_free.end(),
                                 [&](const IndexUse& u) { return u.symbol == r.symbol; });
       if (match == lhs_free.end())
-        throw EdlError(r.loc, fmt::format("index '{}' is free on the right side but not on the "
-                                          "left side ({}); free indices must match on both sides",
-                                          r.symbol, show_indices(lhs_free)),
+        throw EdlError(r.loc,
+                       fmt::format("index '{}' is free on the right side but not on the "
+                                   "left side ({}); free indices must match on both sides",
+                                   r.symbol, show_indices(lhs_free)),
                        {{lhs.loc, "left side is here"}});
       if (match->upper != r.upper)
-        throw EdlError(r.loc, fmt::format("index mismatch: '{}' is {} on the left side but {} "
-                                          "on the right side",
-                                          r.symbol, match->upper ? "upper" : "lower",
-                                          r.upper ? "upper" : "lower"),
+        throw EdlError(r.loc,
+                       fmt::format("index mismatch: '{}' is {} on the left side but {} "
+                                   "on the right side",
+                                   r.symbol, match->upper ? "upper" : "lower",
+                                   r.upper ? "upper" : "lower"),
                        {{match->loc, "left side index is here"}});
     }
 
@@ -634,9 +702,10 @@ private:
       if (eq.time_derivative) {
         auto [first, inserted] = evolved_at_.emplace(component, eq.loc);
         if (!inserted)
-          throw EdlError(eq.loc, fmt::format("'{}' has two D_t equations; every evolved "
-                                             "variable gets exactly one",
-                                             component),
+          throw EdlError(eq.loc,
+                         fmt::format("'{}' has two D_t equations; every evolved "
+                                     "variable gets exactly one",
+                                     component),
                          {{first->second, "the first is here"}});
         gf = grid_function(component + "rhs", GridFunctionRole::RightHandSide, component);
       } else {
@@ -644,10 +713,12 @@ private:
         current_[component] = value;
       }
       stored_at.emplace(gf, lhs.loc);
-      auto existing = std::find_if(stores.begin(), stores.end(),
-                                   [&](const auto& s) { return s.first == gf; });
-      if (existing != stores.end()) existing->second = value;
-      else stores.emplace_back(gf, value);
+      auto existing =
+          std::find_if(stores.begin(), stores.end(), [&](const auto& s) { return s.first == gf; });
+      if (existing != stores.end())
+        existing->second = value;
+      else
+        stores.emplace_back(gf, value);
     }
   }
 
@@ -681,7 +752,21 @@ private:
     return dag_->add(std::move(terms));
   }
 
+  // Folding a constant may fail (0**-1, 1e308*10) and a composed stencil may grow too wide:
+  // report either at the innermost expression being built.
   NodeId lower(const Expr& e, const Env& env) {
+    try {
+      return lower_node(e, env);
+    } catch (const std::domain_error&) {
+      throw EdlError(e.loc, "this constant expression has no finite value (division by zero, "
+                            "overflow, or a function outside its domain)");
+    } catch (const std::out_of_range&) {
+      throw EdlError(e.loc, "the stencil of this derivative reaches more than 500 points from "
+                            "the grid point");
+    }
+  }
+
+  NodeId lower_node(const Expr& e, const Env& env) {
     const IndexInfo& info = analyse_indices(e);
     Dag& dag = *dag_;
     switch (e.kind) {
@@ -696,42 +781,40 @@ private:
       function_from_name(e.name, fn);
       std::vector<NodeId> args;
       for (const auto& a : e.args) args.push_back(lower(*a, env));
-      return guarded(e, [&] { return dag.call(fn, std::move(args)); });
+      return dag.call(fn, std::move(args));
     }
     case Expr::Kind::Negate: return dag.neg(lower(*e.args[0], env));
-    case Expr::Kind::Add: return dag.add(lower(*e.args[0], env), lower(*e.args[1], env));
-    case Expr::Kind::Subtract: return dag.sub(lower(*e.args[0], env), lower(*e.args[1], env));
-    case Expr::Kind::Multiply:
+    case Expr::Kind::Add:
+    case Expr::Kind::Subtract: {
+      std::vector<std::pair<NodeId, double>> terms;
+      for (const auto& [term, sign] : chain(e)) terms.emplace_back(lower(*term, env), sign);
+      return dag.add(std::move(terms));
+    }
+    case Expr::Kind::Multiply: {
+      auto factors = chain(e);
       return sum_over(info.dummies, env, [&](const Env& inner) {
-        return dag.mul(lower(*e.args[0], inner), lower(*e.args[1], inner));
+        std::vector<std::pair<NodeId, double>> values;
+        for (const auto& [factor, sign] : factors) values.emplace_back(lower(*factor, inner), 1.0);
+        return dag.mul(std::move(values));
       });
+    }
     case Expr::Kind::Divide: {
       NodeId num = lower(*e.args[0], env), den = lower(*e.args[1], env);
       double d = 1.0;
       if (dag.is_constant(den, &d) && d == 0.0)
         throw EdlError(e.loc, "division by zero: the denominator is the constant 0");
-      return guarded(e, [&] { return dag.div(num, den); });
+      return dag.div(num, den);
     }
     case Expr::Kind::Modulo: {
       NodeId a = lower(*e.args[0], env), b = lower(*e.args[1], env);
-      return guarded(e, [&] { return dag.call(Function::Fmod, {a, b}); });
+      return dag.call(Function::Fmod, {a, b});
     }
     case Expr::Kind::Power: {
       NodeId a = lower(*e.args[0], env), b = lower(*e.args[1], env);
-      return guarded(e, [&] { return dag.power(a, b); });
+      return dag.power(a, b);
     }
     }
     return dag.constant(0.0);
-  }
-
-  // Folding a constant may fail (0**-1, log(0)): report it at the expression.
-  template <class F> NodeId guarded(const Expr& e, F build) {
-    try {
-      return build();
-    } catch (const std::domain_error&) {
-      throw EdlError(e.loc, "this constant expression has no finite value (division by zero, "
-                            "or a function outside its domain)");
-    }
   }
 
   NodeId lower_tensor(const Expr& e, const Env& env) {
@@ -742,8 +825,8 @@ private:
       return dag.shift(def_->operand, offset);
     }
     if (def_ != nullptr && e.name == "h") {
-      int axis = e.indices.empty() ? def_->axis_of.begin()->second
-                                   : def_->axis_of.at(e.indices[0].symbol);
+      int axis =
+          e.indices.empty() ? def_->axis_of.begin()->second : def_->axis_of.at(e.indices[0].symbol);
       return dag.spacing(axis);
     }
     if (auto it = tensors_.find(e.name); it != tensors_.end()) {
@@ -754,9 +837,7 @@ private:
         throw EdlError(e.loc, fmt::format("temporary '{}' is used before it is assigned in "
                                           "calculation '{}'",
                                           component, calc_->name));
-      int gf = grid_function(component, GridFunctionRole::Variable, "");
-      if (derivative_depth_ > 0) stencil_use_.emplace(gf, e.loc);
-      return dag.load(gf);
+      return dag.load(grid_function(component, GridFunctionRole::Variable, ""));
     }
     if (auto it = parameter_index_.find(e.name); it != parameter_index_.end())
       return dag.parameter(it->second);
@@ -768,10 +849,9 @@ private:
     if (e.name == "PI") return dag.constant(std::numbers::pi);
     if (e.name == "E") return dag.constant(std::numbers::e);
     if (e.name == "Euc" || e.name == "delta")
-      return dag.constant(index_value(e.indices[0], env, e.loc) ==
-                                  index_value(e.indices[1], env, e.loc)
-                              ? 1.0
-                              : 0.0);
+      return dag.constant(
+          index_value(e.indices[0], env, e.loc) == index_value(e.indices[1], env, e.loc) ? 1.0
+                                                                                         : 0.0);
     if (e.name == "Eps")
       return dag.constant(levi_civita(index_value(e.indices[0], env, e.loc),
                                       index_value(e.indices[1], env, e.loc),
@@ -783,9 +863,7 @@ private:
     Dag& dag = *dag_;
     std::vector<int> axes;
     for (const Index& i : e.indices) axes.push_back(index_value(i, env, e.loc) - 1);
-    ++derivative_depth_;
     NodeId operand = lower(*e.args[0], env);
-    --derivative_depth_;
     // A stencil applied to a stencil composes exactly; anything else is computed first into an
     // intermediate grid function that the stencil then reads.
     if (!dag.is_stencil_linear(operand)) operand = dag.load(intermediate(operand));
@@ -793,7 +871,12 @@ private:
     // A derivative is one value, as in Kranc's generated code: computed once, then used.
     NodeId result;
     auto it = operators_.find(e.name);
-    if (it != operators_.end()) {
+    if (it != operators_.end() && e.name == "D" && it->second->operand.indices.size() == 1 &&
+        axes.size() == 2) {
+      // A redefined one-direction D keeps D_ij meaning D_i D_j.
+      NodeId inner = apply_user_operator(*it->second, e, {axes[1]}, operand);
+      result = apply_user_operator(*it->second, e, {axes[0]}, inner);
+    } else if (it != operators_.end()) {
       result = apply_user_operator(*it->second, e, axes, operand);
     } else if (axes.size() == 1) {
       result = apply_weights(operand, centered_first_derivative(options_.fd_order), axes[0]);
@@ -804,6 +887,12 @@ private:
       result = apply_weights(operand, first, axes[0], 1, &first, axes[1]);
     }
     dag.pin(result);
+    // Remember where each grid function is first read at a neighbour, for the race check.
+    for (NodeId id : dag.reachable({result})) {
+      const Node& n = dag.node(id);
+      if (n.op == Op::Load && n.offset != Offset{0, 0, 0})
+        stencil_use_.emplace(n.index, e.args[0]->loc);
+    }
     return result;
   }
 
@@ -813,20 +902,34 @@ private:
                        int power = 1, const std::vector<StencilWeight>* wb = nullptr,
                        int axis_b = -1) {
     Dag& dag = *dag_;
-    std::vector<std::pair<NodeId, double>> terms;
+    // D(u + c) = D(u) for uniform c: drop the uniform terms first, so they leave no rounding
+    // residue in the stencil sum.
+    if (dag.node(operand).op == Op::Add) {
+      Node sum = dag.node(operand);
+      std::vector<std::pair<NodeId, double>> varying;
+      for (std::size_t k = 0; k < sum.kids.size(); ++k)
+        if (!dag.node(sum.kids[k]).uniform) varying.emplace_back(sum.kids[k], sum.weights[k]);
+      operand = dag.add(std::move(varying));
+    }
+    // Points of the stencil where the shifted operand coincides (a uniform operand, or one
+    // that does not vary along the axis) are summed exactly, so such a derivative is exactly 0.
+    std::map<NodeId, Rational> weights;
     for (const auto& a : wa) {
       Offset offset{0, 0, 0};
       offset[axis_a] = a.offset;
       if (axis_b < 0) {
-        terms.emplace_back(dag.shift(operand, offset), a.weight.to_double());
+        weights[dag.shift(operand, offset)] += a.weight;
         continue;
       }
       for (const auto& b : *wb) {
         Offset both = offset;
         both[axis_b] += b.offset;
-        terms.emplace_back(dag.shift(operand, both), (a.weight * b.weight).to_double());
+        weights[dag.shift(operand, both)] += a.weight * b.weight;
       }
     }
+    std::vector<std::pair<NodeId, double>> terms;
+    for (const auto& [node, w] : weights)
+      if (!w.is_zero()) terms.emplace_back(node, w.to_double());
     std::vector<std::pair<NodeId, double>> factors{{dag.add(std::move(terms)), 1.0},
                                                    {dag.spacing(axis_a), -double(power)}};
     if (axis_b >= 0) factors.emplace_back(dag.spacing(axis_b), -1.0);
@@ -887,7 +990,8 @@ private:
   // region later stages read it on.
   void build_stages(Calculation& calc, const std::vector<std::pair<int, NodeId>>& stores) {
     int last = 0;
-    for (const auto& [value, gf] : intermediate_of_) last = std::max(last, intermediate_stage_[gf] + 1);
+    for (const auto& [value, gf] : intermediate_of_)
+      last = std::max(last, intermediate_stage_[gf] + 1);
     calc.stages.assign(last + 1, Stage{});
     for (const auto& [value, gf] : intermediate_of_)
       calc.stages[intermediate_stage_[gf]].stores.push_back(Store{gf, value});
@@ -905,10 +1009,10 @@ private:
           const Node& n = calc.dag.node(id);
           if (n.op != Op::Load || intermediate_stage_[n.index] != s) continue;
           for (int a = 0; a < 3; ++a) {
-            stage.extent_lo[a] = std::max(stage.extent_lo[a],
-                                          calc.stages[later].extent_lo[a] + std::max(0, -n.offset[a]));
-            stage.extent_hi[a] = std::max(stage.extent_hi[a],
-                                          calc.stages[later].extent_hi[a] + std::max(0, n.offset[a]));
+            stage.extent_lo[a] = std::max(stage.extent_lo[a], calc.stages[later].extent_lo[a] +
+                                                                  std::max(0, -n.offset[a]));
+            stage.extent_hi[a] = std::max(stage.extent_hi[a], calc.stages[later].extent_hi[a] +
+                                                                  std::max(0, n.offset[a]));
           }
         }
       }
@@ -956,6 +1060,7 @@ private:
   std::map<std::string, const edl::DerivativeDef*> operators_;
   std::map<std::string, SourceLoc> evolved_at_;
   std::unordered_map<const Expr*, IndexInfo> info_;
+  std::vector<IndexUse> summed_; // summed indices met while analysing one right side
 
   // Per calculation.
   Calculation* calc_ = nullptr;
@@ -964,7 +1069,6 @@ private:
   std::map<NodeId, int> intermediate_of_;
   std::vector<int> intermediate_stage_; // per grid function; -1 unless an intermediate
   std::map<int, SourceLoc> stencil_use_;
-  int derivative_depth_ = 0;
   const DefinitionContext* def_ = nullptr;
   bool constant_mode_ = false;
 };

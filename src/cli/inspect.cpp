@@ -12,14 +12,19 @@ using calc::Program;
 namespace {
 
 nlohmann::json flops_json(const calc::FlopCounts& f) {
-  return {{"add", f.add},       {"mul", f.mul},
-          {"div", f.div},       {"sqrt", f.sqrt},
+  return {{"add", f.add},
+          {"mul", f.mul},
+          {"div", f.div},
+          {"sqrt", f.sqrt},
           {"transcendental", f.transcendental},
-          {"other", f.other},   {"fma", f.fma},
+          {"other", f.other},
+          {"fma", f.fma},
           {"total", f.total()}};
 }
 
-std::string offset_text(const calc::Offset& o) { return fmt::format("({},{},{})", o[0], o[1], o[2]); }
+std::string offset_text(const calc::Offset& o) {
+  return fmt::format("({},{},{})", o[0], o[1], o[2]);
+}
 
 std::string output_text(const Calculation& calc, int gf) {
   const auto& ref = calc.grid_functions[gf];
@@ -39,9 +44,8 @@ nlohmann::json program_to_json(const Program& program) {
   j["features"] = program.features;
   j["parameters"] = nlohmann::json::array();
   for (const auto& p : program.parameters) {
-    nlohmann::json jp = {{"name", p.name},
-                         {"type", edl::to_string(p.type)},
-                         {"description", p.description}};
+    nlohmann::json jp = {
+        {"name", p.name}, {"type", edl::to_string(p.type)}, {"description", p.description}};
     if (p.type == edl::ParameterType::Keyword) {
       jp["default"] = p.default_keyword;
       jp["values"] = p.keyword_values;
@@ -68,8 +72,8 @@ nlohmann::json program_to_json(const Program& program) {
     for (const auto& in : calc.inputs) {
       nlohmann::json stencil = nlohmann::json::array();
       for (const auto& o : in.offsets) stencil.push_back({o[0], o[1], o[2]});
-      jc["inputs"].push_back({{"gf", calc.grid_functions[in.grid_function].name},
-                              {"stencil", stencil}});
+      jc["inputs"].push_back(
+          {{"gf", calc.grid_functions[in.grid_function].name}, {"stencil", stencil}});
     }
     jc["outputs"] = nlohmann::json::array();
     for (int gf : calc.outputs) {
@@ -85,7 +89,8 @@ nlohmann::json program_to_json(const Program& program) {
     for (const auto& stage : calc.stages) {
       nlohmann::json js;
       js["stores"] = nlohmann::json::array();
-      for (const auto& st : stage.stores) js["stores"].push_back(calc.grid_functions[st.grid_function].name);
+      for (const auto& st : stage.stores)
+        js["stores"].push_back(calc.grid_functions[st.grid_function].name);
       js["extent_lo"] = stage.extent_lo;
       js["extent_hi"] = stage.extent_hi;
       jc["stages"].push_back(js);
@@ -102,9 +107,12 @@ std::string program_to_text(const Program& program) {
     out += "parameters:\n";
     for (const auto& p : program.parameters) {
       std::string value;
-      if (p.type == edl::ParameterType::Keyword) value = fmt::format("\"{}\"", p.default_keyword);
-      else if (p.type == edl::ParameterType::Boolean) value = p.default_value != 0.0 ? "true" : "false";
-      else value = fmt::format("{}", p.default_value);
+      if (p.type == edl::ParameterType::Keyword)
+        value = fmt::format("\"{}\"", p.default_keyword);
+      else if (p.type == edl::ParameterType::Boolean)
+        value = p.default_value != 0.0 ? "true" : "false";
+      else
+        value = fmt::format("{}", p.default_value);
       std::string range;
       if (p.min || p.max)
         range = fmt::format(", range {} to {}", p.min ? fmt::format("{}", *p.min) : "-infinity",
@@ -116,7 +124,8 @@ std::string program_to_text(const Program& program) {
   out += fmt::format("grid functions ({}): {}\n", program.variables.size(),
                      fmt::join(program.variables, " "));
   out += fmt::format("evolved ({}): {}\n", program.evolved.size(),
-                     program.evolved.empty() ? "none" : fmt::format("{}", fmt::join(program.evolved, " ")));
+                     program.evolved.empty() ? "none"
+                                             : fmt::format("{}", fmt::join(program.evolved, " ")));
   for (const Calculation& calc : program.calculations) {
     out += fmt::format("\ncalculation {}  scheduled {} {}{}\n", calc.name, calc.schedule_word,
                        calc.schedule_bin, calc.on_boundary ? " on boundary" : "");
@@ -135,14 +144,15 @@ std::string program_to_text(const Program& program) {
     out += fmt::format("  flops per point: {} (add {}, mul {}, div {}, sqrt {}, transcendental {}, "
                        "other {}; fma-able pairs {})\n",
                        f.total(), f.add, f.mul, f.div, f.sqrt, f.transcendental, f.other, f.fma);
-    out += fmt::format("  DAG: {} nodes; stencil radius {},{},{}\n", calc.node_count, calc.radius[0],
-                       calc.radius[1], calc.radius[2]);
+    out += fmt::format("  DAG: {} nodes; stencil radius {},{},{}\n", calc.node_count,
+                       calc.radius[0], calc.radius[1], calc.radius[2]);
     out += fmt::format("  stages: {}\n", calc.stages.size());
     if (calc.stages.size() > 1) {
       for (std::size_t s = 0; s < calc.stages.size(); ++s) {
         const auto& stage = calc.stages[s];
         std::vector<std::string> names;
-        for (const auto& st : stage.stores) names.push_back(calc.grid_functions[st.grid_function].name);
+        for (const auto& st : stage.stores)
+          names.push_back(calc.grid_functions[st.grid_function].name);
         out += fmt::format("    stage {}: {} on the interior extended by ({},{},{}) below and "
                            "({},{},{}) above\n",
                            s, fmt::join(names, " "), stage.extent_lo[0], stage.extent_lo[1],

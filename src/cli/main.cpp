@@ -22,8 +22,10 @@ int inspect(const std::string& file, int fd_order, const std::string& format) {
   using namespace saguaro;
   edl::Thorn thorn = edl::parse_file(file);
   calc::Program program = calc::lower(thorn, calc::LowerOptions{fd_order});
-  if (format == "json") std::cout << cli::program_to_json(program).dump(2) << "\n";
-  else std::cout << cli::program_to_text(program);
+  if (format == "json")
+    std::cout << cli::program_to_json(program).dump(2) << "\n";
+  else
+    std::cout << cli::program_to_text(program);
   return 0;
 }
 

@@ -49,6 +49,7 @@ struct Expr {
   std::string name;
   std::vector<Index> indices;
   std::vector<ExprPtr> args;
+  bool parenthesized = false; // written in ( ): a unit of its own for index summation
 };
 
 // `v_i`, `g_ij`, `phi` as declared or as the left side of an equation.
@@ -65,13 +66,14 @@ struct ParameterDecl {
   std::string name;
   ParameterType type = ParameterType::Real;
   std::string description;
-  ExprPtr default_value;               // real/int: a constant expression
-  std::string default_word;            // keyword: the default; boolean: "true"/"false"
+  ExprPtr default_value;    // real/int: a constant expression
+  std::string default_word; // keyword: the default; boolean: "true"/"false"
   bool has_default = false;
-  ExprPtr range_min, range_max;        // nullptr: open end (-infinity / infinity) or no range
+  ExprPtr range_min, range_max; // nullptr: open end (-infinity / infinity) or no range
   bool has_range = false;
   std::vector<std::string> keyword_values;
   SourceLoc loc;
+  SourceLoc default_loc, range_loc; // where the default and the range are written
 };
 
 struct GroupDecl {

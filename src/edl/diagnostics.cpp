@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -17,10 +18,11 @@ SourceFile::SourceFile(std::string name, std::string text)
 }
 
 std::shared_ptr<const SourceFile> SourceFile::load(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw EdlError({}, fmt::format("cannot read '{}': not a regular file", path));
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw EdlError({}, fmt::format("cannot open '{}'", path));
-  }
+  if (!in) throw EdlError({}, fmt::format("cannot open '{}'", path));
   std::ostringstream buffer;
   buffer << in.rdbuf();
   return std::make_shared<const SourceFile>(path, buffer.str());
@@ -45,10 +47,12 @@ std::string render_diagnostic(const SourceLoc& loc, std::string_view severity,
   std::string out =
       fmt::format("{}:{}:{}: {}: {}\n", loc.file->name(), loc.line, loc.column, severity, message);
   std::string_view text = loc.file->line(loc.line);
-  // Tabs are kept in the caret line so the caret lines up under the quoted text.
+  // Columns count bytes. The caret line keeps tabs and gives a multi-byte UTF-8 character
+  // one space, so the caret lines up under the quoted text.
   std::string caret;
   for (int c = 1; c < loc.column; ++c) {
     std::size_t i = static_cast<std::size_t>(c - 1);
+    if (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
     caret += (i < text.size() && text[i] == '\t') ? '\t' : ' ';
   }
   caret += '^';

@@ -61,7 +61,8 @@ public:
       }
       if (std::isalpha(static_cast<unsigned char>(c))) {
         while (pos_ < s_.size() && std::isalnum(static_cast<unsigned char>(s_[pos_]))) advance();
-        push(TokenKind::Name, s_.substr(start, pos_ - start), line, column, int(pos_ - start), space);
+        push(TokenKind::Name, s_.substr(start, pos_ - start), line, column, int(pos_ - start),
+             space);
       } else if (std::isdigit(static_cast<unsigned char>(c))) {
         lex_number(line, column, space);
       } else if (c == '"') {
@@ -108,9 +109,7 @@ public:
   }
 
 private:
-  char peek(std::size_t ahead) const {
-    return pos_ + ahead < s_.size() ? s_[pos_ + ahead] : '\0';
-  }
+  char peek(std::size_t ahead) const { return pos_ + ahead < s_.size() ? s_[pos_ + ahead] : '\0'; }
   void advance() {
     if (s_[pos_] == '\n') {
       ++line_;

@@ -3,6 +3,7 @@
 #include "edl/lexer.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <set>
 
@@ -28,9 +29,9 @@ const std::vector<std::string>& known_features() {
 
 const std::vector<std::pair<std::string, int>>& known_functions() {
   static const std::vector<std::pair<std::string, int>> functions = {
-      {"sin", 1},  {"cos", 1},  {"tan", 1},  {"asin", 1}, {"acos", 1}, {"atan", 1},
+      {"sin", 1},   {"cos", 1},  {"tan", 1},  {"asin", 1}, {"acos", 1}, {"atan", 1},
       {"atan2", 2}, {"sinh", 1}, {"cosh", 1}, {"tanh", 1}, {"exp", 1},  {"log", 1},
-      {"sqrt", 1}, {"abs", 1},  {"pow", 2},  {"min", 2},  {"max", 2},  {"sign", 1}};
+      {"sqrt", 1},  {"abs", 1},  {"pow", 2},  {"min", 2},  {"max", 2},  {"sign", 1}};
   return functions;
 }
 
@@ -71,8 +72,7 @@ public:
     while (true) {
       skip_newlines();
       const Token& t = peek();
-      if (t.is(TokenKind::End))
-        throw error(t, "unexpected end of file: expected 'end thorn'");
+      if (t.is(TokenKind::End)) throw error(t, "unexpected end of file: expected 'end thorn'");
       if (t.is_name("end")) {
         next();
         expect_word("thorn", fmt::format("'thorn' to close 'begin thorn {}'", thorn.name));
@@ -119,8 +119,9 @@ private:
     // Inside parentheses that a later line has not closed, the unclosed '(' is the likely
     // culprit: say where it is.
     if (!open_parens_.empty() && open_parens_.back().line < t.line)
-      return EdlError(loc(t), message, {{loc(open_parens_.back()), "the '(' opened here is not "
-                                                                   "closed"}});
+      return EdlError(loc(t), message,
+                      {{loc(open_parens_.back()), "the '(' opened here is not "
+                                                  "closed"}});
     return EdlError(loc(t), message);
   }
   void skip_newlines() {
@@ -188,8 +189,7 @@ private:
   void parse_option(Thorn& thorn) {
     const Token& word = next();
     if (word.text == "inherit") {
-      if (!peek().is(TokenKind::Name))
-        throw error(peek(), "expected a thorn name after 'inherit'");
+      if (!peek().is(TokenKind::Name)) throw error(peek(), "expected a thorn name after 'inherit'");
       while (peek().is(TokenKind::Name)) thorn.inherits.push_back(parse_uname("a thorn name"));
     } else if (word.text == "implement") {
       thorn.implements = parse_uname("an implementation name after 'implement'");
@@ -320,10 +320,14 @@ private:
     p.loc = loc(name);
     expect(TokenKind::Colon, fmt::format("':' after parameter name '{}'", p.name));
     const Token& type = expect(TokenKind::Name, "a parameter type (real, int, keyword, boolean)");
-    if (type.text == "real") p.type = ParameterType::Real;
-    else if (type.text == "int") p.type = ParameterType::Int;
-    else if (type.text == "keyword") p.type = ParameterType::Keyword;
-    else if (type.text == "boolean") p.type = ParameterType::Boolean;
+    if (type.text == "real")
+      p.type = ParameterType::Real;
+    else if (type.text == "int")
+      p.type = ParameterType::Int;
+    else if (type.text == "keyword")
+      p.type = ParameterType::Keyword;
+    else if (type.text == "boolean")
+      p.type = ParameterType::Boolean;
     else
       throw error(type, fmt::format("unknown parameter type '{}': expected real, int, keyword or "
                                     "boolean",
@@ -335,16 +339,20 @@ private:
       expect(TokenKind::Colon, fmt::format("':' after '{}'", key.text));
       if (key.text == "default") {
         p.has_default = true;
+        p.default_loc = loc(peek());
         if (p.type == ParameterType::Keyword) {
           p.default_word = expect(TokenKind::String, "a quoted keyword default").text;
         } else if (p.type == ParameterType::Boolean) {
           const Token& v = peek();
           std::string word = v.is(TokenKind::Number) ? v.text : v.text;
-          if (word == "true" || word == "yes" || word == "1") p.default_word = "true";
-          else if (word == "false" || word == "no" || word == "0") p.default_word = "false";
-          else throw error(v, fmt::format("expected a boolean default (true, false, yes, no), "
-                                          "found {}",
-                                          show(v)));
+          if (word == "true" || word == "yes" || word == "1")
+            p.default_word = "true";
+          else if (word == "false" || word == "no" || word == "0")
+            p.default_word = "false";
+          else
+            throw error(v, fmt::format("expected a boolean default (true, false, yes, no), "
+                                       "found {}",
+                                       show(v)));
           next();
         } else {
           p.default_value = parse_expression();
@@ -356,6 +364,7 @@ private:
           throw error(key, "a boolean parameter takes no range");
         } else {
           p.has_range = true;
+          p.range_loc = loc(peek());
           p.range_min = parse_range_end(true);
           expect_word("to", "'to' between the ends of a range (as in 'range: 0 to 1')");
           p.range_max = parse_range_end(false);
@@ -438,8 +447,8 @@ private:
       next();
       const Token& word = peek();
       if (!word.is_name("at") && !word.is_name("in"))
-        throw error(word, fmt::format("expected 'at' or 'in' after 'scheduled', found {}",
-                                      show(word)));
+        throw error(word,
+                    fmt::format("expected 'at' or 'in' after 'scheduled', found {}", show(word)));
       calc.schedule_word = next().text;
       calc.schedule_bin = parse_uname("a schedule bin or group (initial, MoL_CalcRHS, "
                                       "MoL_PostStep, analysis, ...)");
@@ -484,12 +493,11 @@ private:
       eq.time_derivative = true;
       const Token& name = peek();
       if (!name.is(TokenKind::Name))
-        throw error(name, fmt::format("expected the evolved variable after 'D_t', found {}",
-                                      show(name)));
+        throw error(name,
+                    fmt::format("expected the evolved variable after 'D_t', found {}", show(name)));
       next();
       eq.lhs = TensorRef{name.text, parse_indices(false), loc(name)};
-      eq.loc = SourceLoc{file_, first.line, first.column,
-                         name.column + name.length - first.column};
+      eq.loc = SourceLoc{file_, first.line, first.column, name.column + name.length - first.column};
     } else {
       next();
       eq.lhs = TensorRef{first.text, parse_indices(false), loc(first)};
@@ -518,30 +526,35 @@ private:
            !peek().space_before) {
       bool upper = next().is(TokenKind::Caret);
       const Token& t = peek();
-      if (t.space_before)
-        throw error(t, "expected index letters or digits right after '_' or '^'");
+      if (t.space_before) throw error(t, "expected index letters or digits right after '_' or '^'");
       if (t.is(TokenKind::Name) || t.is(TokenKind::Number)) {
         next();
-        for (std::size_t c = 0; c < t.text.size(); ++c) {
-          Index index;
-          index.upper = upper;
-          index.loc = SourceLoc{file_, t.line, t.column + int(c), 1};
-          char ch = t.text[c];
-          if (std::isdigit(static_cast<unsigned char>(ch))) {
-            if (ch < '1' || ch > '3')
+        // `g_1i` lexes as the number 1 and the name i: one run of index characters.
+        std::vector<Token> run{t};
+        while ((peek().is(TokenKind::Name) || peek().is(TokenKind::Number)) && !peek().space_before)
+          run.push_back(next());
+        for (const Token& part : run) {
+          for (std::size_t c = 0; c < part.text.size(); ++c) {
+            Index index;
+            index.upper = upper;
+            index.loc = SourceLoc{file_, part.line, part.column + int(c), 1};
+            char ch = part.text[c];
+            if (std::isalpha(static_cast<unsigned char>(ch)) && part.is(TokenKind::Name)) {
+              index.symbol = std::string(1, ch);
+            } else if (ch >= '1' && ch <= '3') {
+              index.kind = Index::Kind::Component;
+              index.component = ch - '0';
+            } else if (std::isdigit(static_cast<unsigned char>(ch))) {
               throw EdlError(index.loc, fmt::format("component index '{}' is out of range: "
                                                     "expected 1, 2 or 3",
                                                     ch));
-            index.kind = Index::Kind::Component;
-            index.component = ch - '0';
-          } else if (ch == '.' || ch == 'e' || ch == 'E' || ch == 'd' || ch == 'D') {
-            if (t.is(TokenKind::Number))
-              throw EdlError(index.loc, "expected index digits 1, 2 or 3");
-            index.symbol = std::string(1, ch);
-          } else {
-            index.symbol = std::string(1, ch);
+            } else {
+              throw EdlError(index.loc, fmt::format("'{}' is not an index: expected a letter or "
+                                                    "a component 1, 2 or 3",
+                                                    ch));
+            }
+            indices.push_back(std::move(index));
           }
-          indices.push_back(std::move(index));
         }
         // Primes belong to the last index letter: `T_i'`.
         while (peek().is(TokenKind::Prime) && !peek().space_before) {
@@ -568,6 +581,10 @@ private:
             const Token& n = expect(TokenKind::Number, "an integer shift, as in 'i+1'");
             if (n.text.find_first_not_of("0123456789") != std::string::npos)
               throw error(n, "expected an integer shift, as in 'i+1'");
+            if (n.text.size() > 3 || std::atoi(n.text.c_str()) > kMaxShift)
+              throw error(n, fmt::format("shift {} is too large: a stencil reaches at most {} "
+                                         "points",
+                                         n.text, kMaxShift));
             index.shift = std::atoi(n.text.c_str()) * (minus ? -1 : 1);
           }
           indices.push_back(std::move(index));
@@ -627,9 +644,17 @@ private:
     }
   }
 
+  // A '(' whose expression ran into a later line without its ')'.
+  EdlError unclosed(const Token& paren) const {
+    return EdlError(loc(paren), fmt::format("this '(' is not closed: expected ')' before {} at "
+                                            "line {}",
+                                            show(peek()), peek().line));
+  }
+
   bool starts_primary(const Token& t) const {
     if (t.is(TokenKind::Number) || t.is(TokenKind::LParen)) return true;
-    if (t.is(TokenKind::Name)) return !(stop_at_to_ && t.text == "to");
+    if (t.is(TokenKind::Name))
+      return !(stop_at_to_ && t.text == "to") && t.text != "end" && t.text != "begin";
     return false;
   }
 
@@ -639,9 +664,12 @@ private:
       skip_continuation();
       const Token& op = peek();
       Expr::Kind kind;
-      if (op.is(TokenKind::Star)) kind = Expr::Kind::Multiply;
-      else if (op.is(TokenKind::Slash)) kind = Expr::Kind::Divide;
-      else if (op.is(TokenKind::Percent)) kind = Expr::Kind::Modulo;
+      if (op.is(TokenKind::Star))
+        kind = Expr::Kind::Multiply;
+      else if (op.is(TokenKind::Slash))
+        kind = Expr::Kind::Divide;
+      else if (op.is(TokenKind::Percent))
+        kind = Expr::Kind::Modulo;
       else if (starts_primary(op)) {
         // Juxtaposition: `amp sin(k x)`, `(1/2) (a+b)`.
         ExprPtr rhs = parse_power();
@@ -657,8 +685,21 @@ private:
     }
   }
 
+  // Nesting is bounded so that no input can exhaust the stack of the recursive passes.
+  struct NestingGuard {
+    Parser& p;
+    NestingGuard(Parser& parser, const Token& t) : p(parser) {
+      if (++p.nesting_ > kMaxNesting)
+        throw p.error(t, fmt::format("expression nested more than {} levels deep; split it with "
+                                     "temporaries",
+                                     kMaxNesting));
+    }
+    ~NestingGuard() { --p.nesting_; }
+  };
+
   ExprPtr parse_unary() {
     const Token& t = peek();
+    NestingGuard guard(*this, t);
     if (t.is(TokenKind::Minus)) {
       next();
       return make(Expr::Kind::Negate, loc(t), {parse_unary()});
@@ -683,6 +724,20 @@ private:
 
   ExprPtr parse_primary() {
     const Token& t = peek();
+    if (t.is(TokenKind::Newline) || t.is(TokenKind::End) || t.is_name("end") ||
+        t.is_name("begin")) {
+      // Usually an unclosed '(' or an operator left at the end of the last line.
+      if (!open_parens_.empty())
+        throw EdlError(loc(open_parens_.back()),
+                       fmt::format("this '(' is not closed: expected ')' before {} at line {}",
+                                   show(t), t.line));
+      std::size_t before = pos_;
+      while (before > 0 && tokens_[before - 1].is(TokenKind::Newline)) --before;
+      if (before > 0)
+        throw error(tokens_[before - 1],
+                    fmt::format("expected an expression after {}", show(tokens_[before - 1])));
+      throw error(t, fmt::format("expected an expression, found {}", show(t)));
+    }
     if (t.is(TokenKind::Number)) {
       next();
       std::string text = t.text;
@@ -692,6 +747,8 @@ private:
       e->kind = Expr::Kind::Number;
       e->loc = loc(t);
       e->value = std::strtod(text.c_str(), nullptr);
+      if (!std::isfinite(e->value))
+        throw error(t, fmt::format("number {} is too large for double precision", t.text));
       return e;
     }
     if (t.is(TokenKind::LParen)) {
@@ -700,23 +757,25 @@ private:
       open_parens_.push_back(t);
       ExprPtr inner = parse_expression();
       skip_continuation();
-      if (!peek().is(TokenKind::RParen))
-        throw error(peek(), fmt::format("expected ')' to close the '(' at line {} column {}, "
-                                        "found {}",
-                                        t.line, t.column, show(peek())));
+      if (!peek().is(TokenKind::RParen)) {
+        if (peek().line > t.line || peek().is(TokenKind::End)) throw unclosed(t);
+        throw error(peek(), fmt::format("expected ')' to close the '(' at column {}, found {}",
+                                        t.column, show(peek())));
+      }
       --depth_;
       open_parens_.pop_back();
       next();
-      return inner;
+      auto grouped = std::make_shared<Expr>(*inner);
+      grouped->parenthesized = true;
+      return grouped;
     }
     if (t.is(TokenKind::Name)) {
       next();
       if (t.text == "D" && peek().is(TokenKind::Underscore) && peek(1).is_name("t") &&
           !peek().space_before && !peek(1).space_before)
         throw error(t, "'D_t' may only stand on the left side of an equation");
-      if (operators_.count(t.text) && !in_definition_operand(t)) return parse_derivative(t);
-      if (peek().is(TokenKind::LParen) &&
-          (is_function_name(t.text) || !peek().space_before)) {
+      if (operators_.count(t.text)) return parse_derivative(t);
+      if (peek().is(TokenKind::LParen) && (is_function_name(t.text) || !peek().space_before)) {
         return parse_call(t);
       }
       auto e = std::make_shared<Expr>();
@@ -726,14 +785,11 @@ private:
       e->indices = parse_indices(in_definition_);
       return e;
     }
-    if (t.is(TokenKind::Newline) || t.is(TokenKind::End))
-      throw error(t, "unexpected end of line: expected an expression");
+
     throw error(t, fmt::format("expected an expression (a number, a name, a call or '('), found "
                                "{}",
                                show(t)));
   }
-
-  bool in_definition_operand(const Token&) const { return false; }
 
   ExprPtr parse_derivative(const Token& name) {
     auto e = std::make_shared<Expr>();
@@ -770,10 +826,12 @@ private:
         break;
       }
     }
-    if (!peek().is(TokenKind::RParen))
-      throw error(peek(), fmt::format("expected ',' or ')' to close the call of '{}' opened at "
-                                      "column {}, found {}",
+    if (!peek().is(TokenKind::RParen)) {
+      if (peek().line > open.line || peek().is(TokenKind::End)) throw unclosed(open);
+      throw error(peek(), fmt::format("expected ',' or ')' in the call of '{}' opened at column "
+                                      "{}, found {}",
                                       name.text, open.column, show(peek())));
+    }
     next();
     --depth_;
     open_parens_.pop_back();
@@ -788,13 +846,20 @@ private:
   bool in_definition_ = false;
   std::set<std::string> operators_;
   std::vector<Token> open_parens_;
+  int nesting_ = 0;
+  static constexpr int kMaxNesting = 256;
+  static constexpr int kMaxShift = 64;
 };
 
 } // namespace
 
-Thorn parse_thorn(const std::shared_ptr<const SourceFile>& file) { return Parser(file).parse(); }
+Thorn parse_thorn(const std::shared_ptr<const SourceFile>& file) {
+  return Parser(file).parse();
+}
 
-Thorn parse_file(const std::string& path) { return parse_thorn(SourceFile::load(path)); }
+Thorn parse_file(const std::string& path) {
+  return parse_thorn(SourceFile::load(path));
+}
 
 Thorn parse_string(const std::string& text, const std::string& name) {
   return parse_thorn(std::make_shared<const SourceFile>(name, text));

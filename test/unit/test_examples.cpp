@@ -1,0 +1,302 @@
+// The example thorns under par/: every one lowers at every FD order; the micro-benchmark and
+// Maxwell thorns lower to the stencils and flop counts their comments promise; and the
+// `saguaro inspect --format json` output carries the same numbers.
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "calc/lower.hpp"
+#include "edl/parser.hpp"
+
+namespace saguaro::calc {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string source_dir() {
+  if (const char* env = std::getenv("SAGUARO_SOURCE_DIR")) return env;
+  return SAGUARO_SOURCE_DIR;
+}
+
+std::string saguaro_exe() {
+  if (const char* env = std::getenv("SAGUARO_EXE")) return env;
+  return SAGUARO_EXE;
+}
+
+Program lower_file(const std::string& relative, int fd_order = 4) {
+  return lower(edl::parse_file(source_dir() + "/" + relative), LowerOptions{fd_order});
+}
+
+const Calculation& calc_named(const Program& p, const std::string& name) {
+  for (const auto& c : p.calculations)
+    if (c.name == name) return c;
+  throw std::runtime_error("no calculation " + name);
+}
+
+std::set<Offset> offsets_of(const Calculation& c, const std::string& gf) {
+  int index = c.find_grid_function(gf);
+  for (const auto& in : c.inputs)
+    if (in.grid_function == index) return {in.offsets.begin(), in.offsets.end()};
+  return {};
+}
+
+std::vector<std::string> output_names(const Calculation& c) {
+  std::vector<std::string> out;
+  for (int gf : c.outputs) out.push_back(c.grid_functions[gf].name);
+  return out;
+}
+
+NodeId store_of(const Calculation& c, const std::string& gf) {
+  int index = c.find_grid_function(gf);
+  for (const auto& stage : c.stages)
+    for (const auto& s : stage.stores)
+      if (s.grid_function == index) return s.value;
+  throw std::runtime_error("no store of " + gf);
+}
+
+std::map<std::string, std::set<Offset>> loads_below(const Calculation& c, NodeId root) {
+  std::map<std::string, std::set<Offset>> out;
+  for (NodeId id : c.dag.reachable({root})) {
+    const Node& n = c.dag.node(id);
+    if (n.op == Op::Load) out[c.grid_functions[n.index].name].insert(n.offset);
+  }
+  return out;
+}
+
+std::vector<fs::path> example_files() {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(source_dir() + "/par"))
+    if (entry.is_regular_file() && entry.path().extension() == ".edl")
+      files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// ============================================================== all examples
+
+TEST(Examples, EveryParFileLowersAtEveryOrder) {
+  std::vector<fs::path> files = example_files();
+  ASSERT_GE(files.size(), 4u) << "par/ should hold at least wave, maxwell, microbench, advect";
+  for (const fs::path& file : files) {
+    for (int order : {2, 4, 6, 8}) {
+      SCOPED_TRACE(file.string() + " order " + std::to_string(order));
+      Program prog;
+      ASSERT_NO_THROW(prog = lower(edl::parse_file(file.string()), LowerOptions{order}));
+      EXPECT_EQ(prog.fd_order, order);
+      EXPECT_FALSE(prog.thorn.empty());
+      ASSERT_FALSE(prog.calculations.empty());
+      for (const Calculation& c : prog.calculations) {
+        SCOPED_TRACE(c.name);
+        ASSERT_FALSE(c.stages.empty());
+        EXPECT_FALSE(c.outputs.empty());
+        EXPECT_FALSE(c.schedule_bin.empty());
+        EXPECT_GT(c.node_count, 0u);
+        // Every output is a variable or a right-hand side; intermediates stay inside.
+        for (int gf : c.outputs)
+          EXPECT_NE(c.grid_functions[gf].role, GridFunctionRole::Intermediate);
+        // Every input is a declared variable.
+        for (const auto& in : c.inputs) {
+          const std::string& name = c.grid_functions[in.grid_function].name;
+          EXPECT_NE(std::find(prog.variables.begin(), prog.variables.end(), name),
+                    prog.variables.end())
+              << name;
+          EXPECT_TRUE(std::is_sorted(in.offsets.begin(), in.offsets.end()));
+          EXPECT_FALSE(in.offsets.empty());
+        }
+      }
+      // Every evolved variable is declared.
+      for (const auto& v : prog.evolved)
+        EXPECT_NE(std::find(prog.variables.begin(), prog.variables.end(), v), prog.variables.end());
+    }
+  }
+}
+
+TEST(Examples, StencilRadiusGrowsWithOrderForBuiltinDerivatives) {
+  for (int order : {2, 4, 6, 8}) {
+    Program wave = lower_file("par/wave.edl", order);
+    const Calculation& rhs = calc_named(wave, "wave_rhs");
+    EXPECT_EQ(rhs.radius, (std::array<int, 3>{order / 2, order / 2, order / 2}));
+    // The Laplacian's 3 (order + 1) points, centre shared: 3 order + 1.
+    EXPECT_EQ(offsets_of(rhs, "phi").size(), std::size_t(3 * order + 1));
+  }
+}
+
+// ============================================================== microbench
+
+TEST(Examples, Microbench) {
+  Program prog = lower_file("par/microbench.edl");
+  EXPECT_EQ(prog.thorn, "MicroBench");
+  ASSERT_EQ(prog.calculations.size(), 1u);
+  const Calculation& c = prog.calculations[0];
+  EXPECT_EQ(c.name, "microbench");
+  EXPECT_EQ(c.schedule_bin, "evol");
+  EXPECT_EQ(c.stages.size(), 1u);
+  ASSERT_EQ(c.inputs.size(), 11u);
+  const std::set<Offset> nine{{0, 0, 0},  {-1, 0, 0}, {1, 0, 0},  {0, -1, 0}, {0, 1, 0},
+                              {0, 0, -1}, {0, 0, 1},  {-1, 1, 0}, {-1, 0, 1}};
+  for (int n = 0; n < 10; ++n)
+    EXPECT_EQ(offsets_of(c, std::string("A") + std::to_string(n)), nine) << n;
+  EXPECT_EQ(offsets_of(c, "B"), (std::set<Offset>{{0, 0, 0}}));
+  EXPECT_EQ(output_names(c), (std::vector<std::string>{"B"}));
+  EXPECT_EQ(c.flops.add, 90);
+  EXPECT_EQ(c.flops.mul, 90);
+  EXPECT_EQ(c.flops.div, 0);
+  EXPECT_EQ(c.flops.transcendental, 0);
+  EXPECT_EQ(c.flops.total(), 180);
+  EXPECT_EQ(c.radius, (std::array<int, 3>{1, 1, 1}));
+  // The coefficient of A_n at offset m is 0.01 (9n + m + 1): check two of them in the DAG.
+  const Node& sum = c.dag.node(store_of(c, "B"));
+  ASSERT_EQ(sum.op, Op::Add);
+  EXPECT_EQ(sum.kids.size(), 91u);
+  auto weight_of = [&](const std::string& gf, Offset o) {
+    int index = c.find_grid_function(gf);
+    for (std::size_t k = 0; k < sum.kids.size(); ++k) {
+      const Node& kid = c.dag.node(sum.kids[k]);
+      if (kid.op == Op::Load && kid.index == index && kid.offset == o) return sum.weights[k];
+    }
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(weight_of("B", {0, 0, 0}), 1.0);
+  EXPECT_DOUBLE_EQ(weight_of("A0", {0, 0, 0}), 0.01);
+  EXPECT_DOUBLE_EQ(weight_of("A0", {-1, 1, 0}), 0.08);
+  EXPECT_DOUBLE_EQ(weight_of("A9", {-1, 0, 1}), 0.90);
+  EXPECT_DOUBLE_EQ(weight_of("A5", {0, 1, 0}), 0.50);
+}
+
+// ============================================================== maxwell
+
+TEST(Examples, Maxwell) {
+  Program prog = lower_file("par/maxwell.edl", 4);
+  EXPECT_EQ(prog.evolved, (std::vector<std::string>{"El1", "El2", "El3", "B1", "B2", "B3"}));
+  const Calculation& rhs = calc_named(prog, "maxwell_rhs");
+  EXPECT_EQ(rhs.schedule_bin, "MoL_CalcRHS");
+  EXPECT_EQ(output_names(rhs),
+            (std::vector<std::string>{"El1rhs", "El2rhs", "El3rhs", "B1rhs", "B2rhs", "B3rhs"}));
+  for (int gf : rhs.outputs)
+    EXPECT_EQ(rhs.grid_functions[gf].role, GridFunctionRole::RightHandSide);
+  // El1rhs = D_2 B3 - D_3 B2: B3 along y, B2 along z, nothing else.
+  auto loads = loads_below(rhs, store_of(rhs, "El1rhs"));
+  EXPECT_EQ(loads, (std::map<std::string, std::set<Offset>>{
+                       {"B2", {{0, 0, -2}, {0, 0, -1}, {0, 0, 1}, {0, 0, 2}}},
+                       {"B3", {{0, -2, 0}, {0, -1, 0}, {0, 1, 0}, {0, 2, 0}}}}));
+  // B1rhs = -(D_2 El3 - D_3 El2)
+  loads = loads_below(rhs, store_of(rhs, "B1rhs"));
+  EXPECT_EQ(loads, (std::map<std::string, std::set<Offset>>{
+                       {"El2", {{0, 0, -2}, {0, 0, -1}, {0, 0, 1}, {0, 0, 2}}},
+                       {"El3", {{0, -2, 0}, {0, -1, 0}, {0, 1, 0}, {0, 2, 0}}}}));
+  // El2rhs = D_3 B1 - D_1 B3
+  loads = loads_below(rhs, store_of(rhs, "El2rhs"));
+  EXPECT_EQ(loads.size(), 2u);
+  EXPECT_TRUE(loads.count("B1") && loads.count("B3"));
+
+  const Calculation& constraints = calc_named(prog, "maxwell_constraints");
+  EXPECT_EQ(constraints.schedule_bin, "analysis");
+  EXPECT_EQ(offsets_of(constraints, "El1"),
+            (std::set<Offset>{{-2, 0, 0}, {-1, 0, 0}, {1, 0, 0}, {2, 0, 0}}));
+  const Calculation& energy = calc_named(prog, "maxwell_energy");
+  EXPECT_EQ(energy.radius, (std::array<int, 3>{0, 0, 0}));
+  EXPECT_EQ(energy.inputs.size(), 6u);
+}
+
+// ============================================================== CLI JSON
+
+std::string run_command(const std::string& command, int& status) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    status = -1;
+    return out;
+  }
+  char buffer[4096];
+  std::size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  status = pclose(pipe);
+  return out;
+}
+
+TEST(Examples, CliJsonForMicrobench) {
+  int status = 0;
+  std::string out = run_command("\"" + saguaro_exe() + "\" inspect \"" + source_dir() +
+                                    "/par/microbench.edl\" --format json",
+                                status);
+  ASSERT_EQ(status, 0) << out;
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(out)) << out;
+  for (const char* key : {"thorn", "parameters", "variables", "calculations"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["thorn"], "MicroBench");
+  EXPECT_TRUE(j["parameters"].is_array());
+  EXPECT_EQ(j["parameters"].size(), 0u);
+  ASSERT_TRUE(j["variables"].is_array());
+  EXPECT_EQ(j["variables"].size(), 11u);
+  EXPECT_EQ(j["variables"][0], "B");
+  ASSERT_EQ(j["calculations"].size(), 1u);
+  const auto& c = j["calculations"][0];
+  for (const char* key : {"name", "schedule", "inputs", "outputs", "flops", "nodes"})
+    EXPECT_TRUE(c.contains(key)) << key;
+  EXPECT_EQ(c["name"], "microbench");
+  EXPECT_EQ(c["schedule"], "evol");
+  ASSERT_EQ(c["inputs"].size(), 11u);
+  std::set<std::string> names;
+  for (const auto& in : c["inputs"]) {
+    ASSERT_TRUE(in.contains("gf") && in.contains("stencil"));
+    std::string gf = in["gf"];
+    names.insert(gf);
+    std::set<std::array<int, 3>> stencil;
+    for (const auto& o : in["stencil"]) {
+      ASSERT_EQ(o.size(), 3u);
+      stencil.insert({o[0].get<int>(), o[1].get<int>(), o[2].get<int>()});
+    }
+    if (gf == "B") {
+      EXPECT_EQ(stencil, (std::set<std::array<int, 3>>{{0, 0, 0}}));
+    } else {
+      EXPECT_EQ(stencil.size(), 9u) << gf;
+      EXPECT_TRUE(stencil.count({-1, 1, 0}) && stencil.count({-1, 0, 1})) << gf;
+    }
+  }
+  EXPECT_EQ(names.size(), 11u);
+  EXPECT_TRUE(names.count("B") && names.count("A0") && names.count("A9"));
+  ASSERT_EQ(c["outputs"].size(), 1u);
+  EXPECT_EQ(c["outputs"][0]["gf"], "B");
+  EXPECT_EQ(c["flops"]["add"], 90);
+  EXPECT_EQ(c["flops"]["mul"], 90);
+  EXPECT_EQ(c["flops"]["total"], 180);
+  // The node count is the lowering's.
+  Program prog = lower_file("par/microbench.edl");
+  EXPECT_EQ(c["nodes"].get<std::size_t>(), prog.calculations[0].node_count);
+  EXPECT_GT(c["nodes"].get<std::size_t>(), 91u) << "91 loads plus the sum at least";
+}
+
+TEST(Examples, CliJsonFollowsFdOrder) {
+  int status = 0;
+  std::string out = run_command("\"" + saguaro_exe() + "\" inspect \"" + source_dir() +
+                                    "/par/wave.edl\" --format json --fd-order 6",
+                                status);
+  ASSERT_EQ(status, 0) << out;
+  nlohmann::json j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["fd_order"], 6);
+  bool found = false;
+  for (const auto& c : j["calculations"])
+    if (c["name"] == "wave_rhs") {
+      found = true;
+      for (const auto& in : c["inputs"]) {
+        if (in["gf"] == "phi") {
+          EXPECT_EQ(in["stencil"].size(), 19u);
+        }
+      }
+      EXPECT_EQ(c["radius"], nlohmann::json({3, 3, 3}));
+    }
+  EXPECT_TRUE(found);
+}
+
+} // namespace
+} // namespace saguaro::calc
