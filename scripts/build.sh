@@ -14,7 +14,15 @@ saguaro_build() (
   if [[ ! -f build/CMakeCache.txt ]] && command -v ninja >/dev/null 2>&1; then
     gen=(-G Ninja)
   fi
-  cmake -S . -B build "${gen[@]}" -DCMAKE_BUILD_TYPE=Release || exit
+  # Quiet unless something goes wrong: the log is printed on failure.
+  local log
+  log=$(mktemp)
+  if ! cmake -S . -B build "${gen[@]}" -DCMAKE_BUILD_TYPE=Release >"$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    exit 1
+  fi
+  rm -f "$log"
   cmake --build build -j"$(nproc)"
 )
 

@@ -1,5 +1,7 @@
 #include "cli/inspect.hpp"
 
+#include "calc/print.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -100,7 +102,7 @@ nlohmann::json program_to_json(const Program& program) {
   return j;
 }
 
-std::string program_to_text(const Program& program) {
+std::string program_to_text(const Program& program, bool expressions) {
   std::string out = fmt::format("thorn {} (implements {}), finite differences of order {}\n",
                                 program.thorn, program.implements, program.fd_order);
   if (!program.parameters.empty()) {
@@ -160,6 +162,7 @@ std::string program_to_text(const Program& program) {
                            stage.extent_hi[2]);
       }
     }
+    if (expressions) out += "  expressions:\n" + calc::print_calculation(calc, program.parameters);
   }
   return out;
 }

@@ -9,6 +9,7 @@
 namespace saguaro::cli {
 
 nlohmann::json program_to_json(const calc::Program& program);
-std::string program_to_text(const calc::Program& program);
+// `expressions`: also print every calculation as straight-line code.
+std::string program_to_text(const calc::Program& program, bool expressions = false);
 
 } // namespace saguaro::cli

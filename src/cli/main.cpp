@@ -18,14 +18,14 @@ namespace {
 // Exit status 2 is for bad input (EDL or usage), as the diagnostics promise.
 constexpr int kBadInput = 2;
 
-int inspect(const std::string& file, int fd_order, const std::string& format) {
+int inspect(const std::string& file, int fd_order, const std::string& format, bool expressions) {
   using namespace saguaro;
   edl::Thorn thorn = edl::parse_file(file);
   calc::Program program = calc::lower(thorn, calc::LowerOptions{fd_order});
   if (format == "json")
     std::cout << cli::program_to_json(program).dump(2) << "\n";
   else
-    std::cout << cli::program_to_text(program);
+    std::cout << cli::program_to_text(program, expressions);
   return 0;
 }
 
@@ -54,6 +54,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
 
+  bool expressions = false;
+  inspect_cmd->add_flag("--expressions", expressions,
+                        "also print each calculation as straight-line code (text format)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -62,7 +66,7 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*inspect_cmd) return inspect(edl_file, fd_order, format);
+    if (*inspect_cmd) return inspect(edl_file, fd_order, format, expressions);
     if (!par_file.empty()) {
       std::cerr << "saguaro: running parameter files arrives with the host framework, which is "
                    "not built yet.\n  'saguaro inspect FILE.edl' lowers the physics of an EDL "

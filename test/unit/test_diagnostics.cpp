@@ -7,6 +7,7 @@
 
 #include "calc/lower.hpp"
 #include "edl/parser.hpp"
+#include "support.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -19,8 +20,6 @@
 #include <random>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -28,6 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 using saguaro::calc::LowerOptions;
 using saguaro::edl::EdlError;
+using namespace saguaro::test;
 
 // ---- running the front end ------------------------------------------------------------------
 
@@ -60,24 +60,6 @@ Outcome compile(const std::string& text, LowerOptions options = {},
     out.message = "(not a std::exception)";
   }
   return out;
-}
-
-std::string source_dir() {
-  if (const char* env = std::getenv("SAGUARO_SOURCE_DIR"); env != nullptr && *env != '\0')
-    return env;
-  return SAGUARO_SOURCE_DIR;
-}
-
-std::string saguaro_exe() {
-  if (const char* env = std::getenv("SAGUARO_EXE"); env != nullptr && *env != '\0') return env;
-  return SAGUARO_EXE;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // ---- building inputs --------------------------------------------------------------------------
@@ -448,11 +430,10 @@ TEST(DiagnosticsFdOrder, OrderThreeIsRejected) {
 
 TEST(DiagnosticsExamples, EveryParFileLowers) {
   int count = 0;
-  for (const auto& entry : fs::directory_iterator(fs::path(source_dir()) / "par")) {
-    if (entry.path().extension() != ".edl") continue;
+  for (const fs::path& file : example_files(/*recursive=*/false)) {
     ++count;
-    Outcome out = compile(read_file(entry.path()), {}, entry.path().string());
-    EXPECT_EQ(out.kind, Outcome::Kind::Accepted) << entry.path() << ": " << out.message << "\n"
+    Outcome out = compile(read_file(file), {}, file.string());
+    EXPECT_EQ(out.kind, Outcome::Kind::Accepted) << file << ": " << out.message << "\n"
                                                  << out.rendered;
   }
   EXPECT_GE(count, 1) << "no par/*.edl under " << source_dir();
@@ -506,46 +487,23 @@ TEST(Diagnostics, DeepNestingDoesNotCrash) {
 
 // ---- the command line -----------------------------------------------------------------------
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "saguaro_diag_XXXXXX").string();
-    std::vector<char> buffer(pattern.begin(), pattern.end());
-    buffer.push_back('\0');
-    if (mkdtemp(buffer.data()) != nullptr) path = buffer.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path.empty()) fs::remove_all(path, ec);
-  }
-};
+// Writes `text` to `path` and returns `path`.
+fs::path write_file(const fs::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+  return path;
+}
 
-struct CliRun {
-  int status = -1;
-  std::string out, err;
-};
-
-CliRun run_saguaro(const std::string& args, const fs::path& dir) {
-  CliRun run;
-  fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  std::string command = "\"" + saguaro_exe() + "\" " + args + " >\"" + out.string() + "\" 2>\"" +
-                        err.string() + "\" </dev/null";
-  int raw = std::system(command.c_str());
-  if (raw != -1 && WIFEXITED(raw)) run.status = WEXITSTATUS(raw);
-  run.out = read_file(out);
-  run.err = read_file(err);
-  return run;
+// `saguaro inspect [OPTIONS] FILE`.
+CliRun inspect(const fs::path& file, const std::string& options = "") {
+  return run_saguaro("inspect " + (options.empty() ? "" : options + " ") + "\"" + file.string() +
+                     "\"");
 }
 
 TEST(DiagnosticsCli, MalformedFileExitsTwoWithQuotedLineAndCaret) {
   TempDir dir;
   ASSERT_FALSE(dir.path.empty());
-  fs::path file = dir.path / "bad.edl";
-  {
-    std::ofstream f(file);
-    f << calc("D_t phi = phj + 1");
-  }
-  CliRun run = run_saguaro("inspect \"" + file.string() + "\"", dir.path);
+  fs::path file = write_file(dir.path / "bad.edl", calc("D_t phi = phj + 1"));
+  CliRun run = inspect(file);
   EXPECT_EQ(run.status, 2) << run.err;
   EXPECT_EQ(run.out, "") << "no output on error";
 
@@ -568,12 +526,9 @@ TEST(DiagnosticsCli, MalformedFileExitsTwoWithQuotedLineAndCaret) {
 TEST(DiagnosticsCli, LexicalErrorExitsTwo) {
   TempDir dir;
   ASSERT_FALSE(dir.path.empty());
-  fs::path file = dir.path / "lex.edl";
-  {
-    std::ofstream f(file);
-    f << thorn("begin variables\nphi @\nend variables\n");
-  }
-  CliRun run = run_saguaro("inspect \"" + file.string() + "\"", dir.path);
+  fs::path file =
+      write_file(dir.path / "lex.edl", thorn("begin variables\nphi @\nend variables\n"));
+  CliRun run = inspect(file);
   EXPECT_EQ(run.status, 2) << run.err;
   EXPECT_EQ(run.out, "");
   EXPECT_NE(run.err.find(file.string() + ":3:5: error: unexpected character '@'"),
@@ -585,14 +540,10 @@ TEST(DiagnosticsCli, LexicalErrorExitsTwo) {
 TEST(DiagnosticsCli, FdOrderThreeExitsTwo) {
   TempDir dir;
   ASSERT_FALSE(dir.path.empty());
-  fs::path file = dir.path / "wave.edl";
-  {
-    std::ofstream f(file);
-    f << kWave;
-  }
-  CliRun ok = run_saguaro("inspect \"" + file.string() + "\"", dir.path);
+  fs::path file = write_file(dir.path / "wave.edl", kWave);
+  CliRun ok = inspect(file);
   EXPECT_EQ(ok.status, 0) << ok.err;
-  CliRun bad = run_saguaro("inspect --fd-order 3 \"" + file.string() + "\"", dir.path);
+  CliRun bad = inspect(file, "--fd-order 3");
   EXPECT_EQ(bad.status, 2) << bad.err;
   EXPECT_EQ(bad.out, "");
   EXPECT_NE(bad.err.find("3"), std::string::npos) << bad.err;
@@ -601,7 +552,7 @@ TEST(DiagnosticsCli, FdOrderThreeExitsTwo) {
 TEST(DiagnosticsCli, MissingFileExitsTwo) {
   TempDir dir;
   ASSERT_FALSE(dir.path.empty());
-  CliRun run = run_saguaro("inspect \"" + (dir.path / "none.edl").string() + "\"", dir.path);
+  CliRun run = inspect(dir.path / "none.edl");
   EXPECT_EQ(run.status, 2) << run.err;
   EXPECT_EQ(run.out, "");
   EXPECT_NE(run.err.find("cannot open"), std::string::npos) << run.err;
@@ -665,10 +616,7 @@ TEST(DiagnosticsRobustness, SeededMutationsOfExamplesOnlyThrowEdlError) {
   using Clock = std::chrono::steady_clock;
   auto budget = std::chrono::seconds(4);
   if (std::getenv("SAGUARO_MUTATIONS") != nullptr) budget = std::chrono::hours(1);
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(fs::path(source_dir()) / "par"))
-    if (entry.path().extension() == ".edl") files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
+  const std::vector<fs::path> files = example_files(/*recursive=*/false);
   ASSERT_FALSE(files.empty()) << "no par/*.edl under " << source_dir();
 
   int per_file = 2500;

@@ -3,8 +3,6 @@
 // `saguaro inspect --format json` output carries the same numbers.
 #include <algorithm>
 #include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -16,70 +14,13 @@
 
 #include "calc/lower.hpp"
 #include "edl/parser.hpp"
+#include "support.hpp"
 
 namespace saguaro::calc {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string source_dir() {
-  if (const char* env = std::getenv("SAGUARO_SOURCE_DIR")) return env;
-  return SAGUARO_SOURCE_DIR;
-}
-
-std::string saguaro_exe() {
-  if (const char* env = std::getenv("SAGUARO_EXE")) return env;
-  return SAGUARO_EXE;
-}
-
-Program lower_file(const std::string& relative, int fd_order = 4) {
-  return lower(edl::parse_file(source_dir() + "/" + relative), LowerOptions{fd_order});
-}
-
-const Calculation& calc_named(const Program& p, const std::string& name) {
-  for (const auto& c : p.calculations)
-    if (c.name == name) return c;
-  throw std::runtime_error("no calculation " + name);
-}
-
-std::set<Offset> offsets_of(const Calculation& c, const std::string& gf) {
-  int index = c.find_grid_function(gf);
-  for (const auto& in : c.inputs)
-    if (in.grid_function == index) return {in.offsets.begin(), in.offsets.end()};
-  return {};
-}
-
-std::vector<std::string> output_names(const Calculation& c) {
-  std::vector<std::string> out;
-  for (int gf : c.outputs) out.push_back(c.grid_functions[gf].name);
-  return out;
-}
-
-NodeId store_of(const Calculation& c, const std::string& gf) {
-  int index = c.find_grid_function(gf);
-  for (const auto& stage : c.stages)
-    for (const auto& s : stage.stores)
-      if (s.grid_function == index) return s.value;
-  throw std::runtime_error("no store of " + gf);
-}
-
-std::map<std::string, std::set<Offset>> loads_below(const Calculation& c, NodeId root) {
-  std::map<std::string, std::set<Offset>> out;
-  for (NodeId id : c.dag.reachable({root})) {
-    const Node& n = c.dag.node(id);
-    if (n.op == Op::Load) out[c.grid_functions[n.index].name].insert(n.offset);
-  }
-  return out;
-}
-
-std::vector<fs::path> example_files() {
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::recursive_directory_iterator(source_dir() + "/par"))
-    if (entry.is_regular_file() && entry.path().extension() == ".edl")
-      files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
-  return files;
-}
+using namespace saguaro::test;
 
 // ============================================================== all examples
 
@@ -209,28 +150,16 @@ TEST(Examples, Maxwell) {
 
 // ============================================================== CLI JSON
 
-std::string run_command(const std::string& command, int& status) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    status = -1;
-    return out;
-  }
-  char buffer[4096];
-  std::size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
-  status = pclose(pipe);
-  return out;
+// `saguaro inspect --format json` on the example thorn `relative` (below the source tree).
+CliRun inspect_json(const std::string& relative, const std::string& options = "") {
+  return run_saguaro("inspect \"" + source_dir() + "/" + relative + "\" --format json" + options);
 }
 
 TEST(Examples, CliJsonForMicrobench) {
-  int status = 0;
-  std::string out = run_command("\"" + saguaro_exe() + "\" inspect \"" + source_dir() +
-                                    "/par/microbench.edl\" --format json",
-                                status);
-  ASSERT_EQ(status, 0) << out;
+  CliRun run = inspect_json("par/microbench.edl");
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
   nlohmann::json j;
-  ASSERT_NO_THROW(j = nlohmann::json::parse(out)) << out;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(run.out)) << run.out;
   for (const char* key : {"thorn", "parameters", "variables", "calculations"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["thorn"], "MicroBench");
@@ -277,12 +206,9 @@ TEST(Examples, CliJsonForMicrobench) {
 }
 
 TEST(Examples, CliJsonFollowsFdOrder) {
-  int status = 0;
-  std::string out = run_command("\"" + saguaro_exe() + "\" inspect \"" + source_dir() +
-                                    "/par/wave.edl\" --format json --fd-order 6",
-                                status);
-  ASSERT_EQ(status, 0) << out;
-  nlohmann::json j = nlohmann::json::parse(out);
+  CliRun run = inspect_json("par/wave.edl", " --fd-order 6");
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  nlohmann::json j = nlohmann::json::parse(run.out);
   EXPECT_EQ(j["fd_order"], 6);
   bool found = false;
   for (const auto& c : j["calculations"])

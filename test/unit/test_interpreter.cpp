@@ -14,27 +14,14 @@
 
 #include "calc/interpreter.hpp"
 #include "calc/lower.hpp"
-#include "edl/parser.hpp"
+#include "support.hpp"
 
 namespace saguaro::calc {
 namespace {
 
 constexpr double kPi = std::numbers::pi;
 
-Program lower_text(const std::string& text, int fd_order = 4) {
-  return lower(edl::parse_string(text), LowerOptions{fd_order});
-}
-
-std::string source_dir() {
-  if (const char* env = std::getenv("SAGUARO_SOURCE_DIR")) return env;
-  return SAGUARO_SOURCE_DIR;
-}
-
-const Calculation& calc_named(const Program& p, const std::string& name) {
-  for (const auto& c : p.calculations)
-    if (c.name == name) return c;
-  throw std::runtime_error("no calculation " + name);
-}
+using namespace saguaro::test;
 
 // Index of `gf`'s store in the last stage.
 std::size_t store_position(const Calculation& c, const std::string& gf) {
@@ -43,6 +30,18 @@ std::size_t store_position(const Calculation& c, const std::string& gf) {
   for (std::size_t i = 0; i < stores.size(); ++i)
     if (stores[i].grid_function == index) return i;
   throw std::runtime_error("no store of " + gf);
+}
+
+// A thorn whose one calculation, `c`, sets `d` from `f` by `equation`, lowered at `fd_order`.
+Program lower_derivative(const std::string& equation, int fd_order) {
+  const std::string head = R"(
+begin thorn T
+  begin variables
+    f d
+  end variables
+  begin calculation c
+)";
+  return lower_text(head + "    " + equation + "\n  end calculation\nend thorn\n", fd_order);
 }
 
 // ============================================================== point evaluation
@@ -79,7 +78,7 @@ PointInputs point_inputs(const Program& prog, std::map<std::string, double> at_p
   in.coordinate = {0.25, -1.5, 0.75};
   in.spacing = {0.1, 0.2, 0.4};
   in.time = 2.0;
-  for (const auto& par : prog.parameters) in.parameters.push_back(par.default_value);
+  in.parameters = default_parameters(prog);
   // f is linear so loads at offsets are checkable: f = 1 + 2 x + 3 y + 5 z at the shifted point.
   in.load = [&c, at_point, in](int gf, const Offset& o) -> double {
     const std::string& name = c.grid_functions.at(gf).name;
@@ -134,17 +133,7 @@ TEST(Interpreter, HandComputedValues) {
 }
 
 TEST(Interpreter, LoadsAreRequestedAtTheStencilOffsets) {
-  Program prog = lower_text(R"(
-begin thorn T
-  begin variables
-    f d
-  end variables
-  begin calculation c
-    d = D_12 f
-  end calculation
-end thorn
-)",
-                            2);
+  Program prog = lower_derivative("d = D_12 f", 2);
   const Calculation& c = prog.calculations.at(0);
   Interpreter interp(c);
   std::map<Offset, int> requested;
@@ -224,17 +213,7 @@ end thorn
 }
 
 TEST(RunCalculation, TooFewGhostsThrow) {
-  Program prog = lower_text(R"(
-begin thorn T
-  begin variables
-    f d
-  end variables
-  begin calculation c
-    d = D_11 f
-  end calculation
-end thorn
-)",
-                            6);
+  Program prog = lower_derivative("d = D_11 f", 6);
   const Calculation& c = prog.calculations.at(0);
   GridBlock thin({2, 2, 2}, 2, c.grid_functions.size());
   EXPECT_THROW(run_calculation(c, thin, {}), std::invalid_argument);
@@ -271,9 +250,7 @@ WaveResult run_wave_rhs(const Program& prog, double h, double k) {
         block.at(phi, i, j, kk) = phi_at(x, y, z);
         block.at(pi, i, j, kk) = std::cos(x + 2 * y + 3 * z);
       }
-  std::vector<double> params;
-  for (const auto& p : prog.parameters) params.push_back(p.default_value);
-  run_calculation(c, block, params);
+  run_calculation(c, block, default_parameters(prog));
   WaveResult r;
   for (int kk = 0; kk < n; ++kk)
     for (int j = 0; j < n; ++j)
@@ -290,8 +267,7 @@ WaveResult run_wave_rhs(const Program& prog, double h, double k) {
 }
 
 TEST(WaveEquation, RhsConvergesAtFourthOrder) {
-  edl::Thorn thorn = edl::parse_file(source_dir() + "/par/wave.edl");
-  Program prog = lower(thorn, LowerOptions{4});
+  Program prog = lower_file("par/wave.edl", 4);
   const Calculation& c = calc_named(prog, "wave_rhs");
   EXPECT_EQ(c.schedule_bin, "MoL_CalcRHS");
   EXPECT_EQ(c.radius, (std::array<int, 3>{2, 2, 2}));
@@ -314,8 +290,7 @@ TEST(WaveEquation, RhsConvergesAtFourthOrder) {
 }
 
 TEST(WaveEquation, SecondOrderConvergesAtSecondOrder) {
-  edl::Thorn thorn = edl::parse_file(source_dir() + "/par/wave.edl");
-  Program prog = lower(thorn, LowerOptions{2});
+  Program prog = lower_file("par/wave.edl", 2);
   const double k = 2 * kPi;
   WaveResult coarse = run_wave_rhs(prog, 0.04, k);
   WaveResult fine = run_wave_rhs(prog, 0.02, k);
@@ -323,8 +298,7 @@ TEST(WaveEquation, SecondOrderConvergesAtSecondOrder) {
 }
 
 TEST(WaveEquation, InitialDataAndEnergy) {
-  edl::Thorn thorn = edl::parse_file(source_dir() + "/par/wave.edl");
-  Program prog = lower(thorn, LowerOptions{4});
+  Program prog = lower_file("par/wave.edl", 4);
   ASSERT_EQ(prog.parameters.size(), 2u);
   EXPECT_EQ(prog.parameters[0].name, "amp");
   EXPECT_EQ(prog.parameters[1].name, "kwav");

@@ -17,65 +17,22 @@
 #include "calc/interpreter.hpp"
 #include "calc/lower.hpp"
 #include "edl/parser.hpp"
+#include "support.hpp"
 
 namespace saguaro::calc {
 namespace {
 
 constexpr double kPi = std::numbers::pi;
 
-Program lower_text(const std::string& text, int fd_order = 4) {
-  return lower(edl::parse_string(text), LowerOptions{fd_order});
-}
+using namespace saguaro::test;
 
-const Calculation& calc_named(const Program& p, const std::string& name) {
-  for (const auto& c : p.calculations)
-    if (c.name == name) return c;
-  throw std::runtime_error("no calculation " + name);
-}
-
+// Whether `c` stores to `gf` in any stage.
 bool has_store(const Calculation& c, const std::string& gf) {
   int index = c.find_grid_function(gf);
   for (const auto& stage : c.stages)
     for (const auto& s : stage.stores)
       if (s.grid_function == index) return true;
   return false;
-}
-
-NodeId store_of(const Calculation& c, const std::string& gf) {
-  int index = c.find_grid_function(gf);
-  for (const auto& stage : c.stages)
-    for (const auto& s : stage.stores)
-      if (s.grid_function == index) return s.value;
-  throw std::runtime_error("no store of " + gf + " in " + c.name);
-}
-
-std::vector<std::string> output_names(const Calculation& c) {
-  std::vector<std::string> out;
-  for (int gf : c.outputs) out.push_back(c.grid_functions[gf].name);
-  return out;
-}
-
-const InputStencil* input_of(const Calculation& c, const std::string& gf) {
-  int index = c.find_grid_function(gf);
-  for (const auto& in : c.inputs)
-    if (in.grid_function == index) return &in;
-  return nullptr;
-}
-
-std::set<Offset> offsets_of(const Calculation& c, const std::string& gf) {
-  const InputStencil* in = input_of(c, gf);
-  if (in == nullptr) return {};
-  return {in->offsets.begin(), in->offsets.end()};
-}
-
-// Grid-function names (and offsets) loaded by the DAG below `root`.
-std::map<std::string, std::set<Offset>> loads_below(const Calculation& c, NodeId root) {
-  std::map<std::string, std::set<Offset>> out;
-  for (NodeId id : c.dag.reachable({root})) {
-    const Node& n = c.dag.node(id);
-    if (n.op == Op::Load) out[c.grid_functions[n.index].name].insert(n.offset);
-  }
-  return out;
 }
 
 using Field = std::function<double(double, double, double)>;
@@ -95,9 +52,7 @@ double eval_node(const Program& prog, const Calculation& c, NodeId id, const Poi
   in.coordinate = pt.x;
   in.spacing = pt.h;
   in.time = pt.t;
-  in.parameters = pt.parameters;
-  if (in.parameters.empty())
-    for (const auto& p : prog.parameters) in.parameters.push_back(p.default_value);
+  in.parameters = pt.parameters.empty() ? default_parameters(prog) : pt.parameters;
   in.load = [&](int gf, const Offset& o) {
     const std::string& name = c.grid_functions.at(gf).name;
     auto it = pt.fields.find(name);
@@ -623,6 +578,14 @@ double monomial_derivative(int degree, int k, double x) {
   return factorial(degree) / factorial(degree - k) * std::pow(x, degree - k);
 }
 
+// x^degree, y^degree or z^degree for axis 0, 1 or 2.
+Field axis_power(int axis, int degree) {
+  return [axis, degree](double x, double y, double z) {
+    double v[3] = {x, y, z};
+    return std::pow(v[axis], degree);
+  };
+}
+
 const char* kAxisNames = "123";
 
 class FdOrder : public ::testing::TestWithParam<int> {};
@@ -650,10 +613,7 @@ TEST_P(FdOrder, FirstDerivativeExactToDegreeP) {
         Point pt;
         pt.h = {h, h, h};
         pt.h[(axis + 1) % 3] = 0.5; // other spacings must not matter
-        pt.fields = {{"f", [axis, degree](double x, double y, double z) {
-                        double v[3] = {x, y, z};
-                        return std::pow(v[axis], degree);
-                      }}};
+        pt.fields = {{"f", axis_power(axis, degree)}};
         double exact = monomial_derivative(degree, 1, pt.x[axis]);
         double num = eval(prog, c, "d", pt);
         if (degree <= p) {
@@ -690,10 +650,7 @@ TEST_P(FdOrder, SecondDerivativeExactToDegreePPlus1) {
         Point pt;
         pt.h = {0.5, 0.5, 0.5};
         pt.h[axis] = h;
-        pt.fields = {{"f", [axis, degree](double x, double y, double z) {
-                        double v[3] = {x, y, z};
-                        return std::pow(v[axis], degree);
-                      }}};
+        pt.fields = {{"f", axis_power(axis, degree)}};
         double exact = monomial_derivative(degree, 2, pt.x[axis]);
         double num = eval(prog, c, "d", pt);
         if (degree <= p + 1) {
@@ -993,19 +950,20 @@ GridBlock run_on_block(const Program& prog, const Calculation& calc,
           block.at(gf, i, j, k) =
               f(block.coordinate(0, i), block.coordinate(1, j), block.coordinate(2, k));
   }
-  std::vector<double> params;
-  for (const auto& p : prog.parameters) params.push_back(p.default_value);
-  run_calculation(calc, block, params);
+  run_calculation(calc, block, default_parameters(prog));
   return block;
 }
 
-double max_interior_error(const GridBlock& block, int gf, const Field& exact) {
+// The largest relative error of the grid function `gf` of `calc` over the interior of `block`.
+double max_interior_error(const GridBlock& block, const Calculation& calc, const std::string& gf,
+                          const Field& exact) {
+  const int index = calc.find_grid_function(gf);
   double worst = 0;
   for (int k = 0; k < block.size[2]; ++k)
     for (int j = 0; j < block.size[1]; ++j)
       for (int i = 0; i < block.size[0]; ++i) {
         double e = exact(block.coordinate(0, i), block.coordinate(1, j), block.coordinate(2, k));
-        worst = std::max(worst, rel_err(block.at(gf, i, j, k), e));
+        worst = std::max(worst, rel_err(block.at(index, i, j, k), e));
       }
   return worst;
 }
@@ -1050,7 +1008,7 @@ TEST(LowerIntermediates, DerivativeOfProduct) {
     };
     GridBlock block =
         run_on_block(prog, c, fields, {5, 3, 2}, 2 * m, {0.2, -0.3, 0.5}, {0.1, 0.15, 0.2});
-    EXPECT_LT(max_interior_error(block, c.find_grid_function("d"), exact), 1e-9) << "p=" << p;
+    EXPECT_LT(max_interior_error(block, c, "d", exact), 1e-9) << "p=" << p;
     // Too few ghost points are refused: the intermediate alone needs m beyond the interior.
     EXPECT_THROW(run_on_block(prog, c, fields, {5, 3, 2}, m - 1, {0, 0, 0}, {0.1, 0.1, 0.1}),
                  std::invalid_argument);
@@ -1070,7 +1028,7 @@ TEST(LowerIntermediates, DerivativeOfProductNeedsOnlyStencilRadiusGhosts) {
     Field exact = [](double x, double y, double z) { return (x - 2 * z) + (x + y); };
     GridBlock block =
         run_on_block(prog, c, fields, {4, 2, 2}, m, {0.2, -0.3, 0.5}, {0.1, 0.15, 0.2});
-    EXPECT_LT(max_interior_error(block, c.find_grid_function("d"), exact), 1e-9) << "p=" << p;
+    EXPECT_LT(max_interior_error(block, c, "d", exact), 1e-9) << "p=" << p;
   }
   // Nested at order 2: stage 0 covers the interior extended by (1,1,0), reading b and c at the
   // point; stage 1 covers (1,0,0) and reads stage 0 one point along y: one ghost suffices.
@@ -1083,7 +1041,7 @@ TEST(LowerIntermediates, DerivativeOfProductNeedsOnlyStencilRadiusGhosts) {
   Field exact = [](double x, double y, double) { return 2 * x + y; };
   GridBlock block =
       run_on_block(nested, c, fields, {3, 2, 2}, 1, {0.3, -0.2, 0.1}, {0.1, 0.12, 0.2});
-  EXPECT_LT(max_interior_error(block, c.find_grid_function("d"), exact), 1e-9);
+  EXPECT_LT(max_interior_error(block, c, "d", exact), 1e-9);
   EXPECT_THROW(run_on_block(nested, c, fields, {3, 2, 2}, 0, {0, 0, 0}, {0.1, 0.1, 0.1}),
                std::invalid_argument);
 }
@@ -1104,8 +1062,8 @@ TEST(LowerIntermediates, DerivativeOfComputedVariable) {
   Field a_exact = [](double x, double y, double z) { return 2 * x * y + y * y * z; };
   Field d_exact = [](double x, double y, double z) { return 2 * x + 2 * y * z; };
   GridBlock block = run_on_block(prog, c, fields, {3, 3, 2}, 4, {0.1, 0.4, -0.2}, {0.1, 0.2, 0.3});
-  EXPECT_LT(max_interior_error(block, c.find_grid_function("a"), a_exact), 1e-9);
-  EXPECT_LT(max_interior_error(block, c.find_grid_function("d"), d_exact), 1e-9);
+  EXPECT_LT(max_interior_error(block, c, "a", a_exact), 1e-9);
+  EXPECT_LT(max_interior_error(block, c, "d", d_exact), 1e-9);
 }
 
 TEST(LowerIntermediates, IntermediateFamilies) {
@@ -1123,9 +1081,9 @@ TEST(LowerIntermediates, IntermediateFamilies) {
                                       {"w3", [](double x, double, double) { return x; }}};
   // u_i = d_j (v_i w^j) = w^j d_j v_i + v_i d_j w^j = w^i + 0 (div w = 0)
   GridBlock block = run_on_block(prog, c, fields, {2, 2, 2}, 4, {0.3, 0.5, 0.7}, {0.1, 0.2, 0.3});
-  EXPECT_LT(max_interior_error(block, c.find_grid_function("u1"), fields["w1"]), 1e-10);
-  EXPECT_LT(max_interior_error(block, c.find_grid_function("u2"), fields["w2"]), 1e-10);
-  EXPECT_LT(max_interior_error(block, c.find_grid_function("u3"), fields["w3"]), 1e-10);
+  EXPECT_LT(max_interior_error(block, c, "u1", fields["w1"]), 1e-10);
+  EXPECT_LT(max_interior_error(block, c, "u2", fields["w2"]), 1e-10);
+  EXPECT_LT(max_interior_error(block, c, "u3", fields["w3"]), 1e-10);
 }
 
 TEST(LowerIntermediates, ReassignmentIsSequential) {
@@ -1151,7 +1109,7 @@ TEST(LowerIntermediates, OneSidedOperatorOfProduct) {
   const double h = 0.25;
   Field exact = [h](double x, double y, double) { return 2 * y + x + h; };
   GridBlock block = run_on_block(prog, c, fields, {3, 3, 3}, 2, {0, 0, 0}, {0.1, h, 0.3});
-  EXPECT_LT(max_interior_error(block, c.find_grid_function("d"), exact), 1e-12);
+  EXPECT_LT(max_interior_error(block, c, "d", exact), 1e-12);
 }
 
 TEST(LowerIntermediates, SameExpressionSharesOneIntermediate) {
@@ -1170,8 +1128,8 @@ TEST(LowerIntermediates, SameExpressionSharesOneIntermediate) {
   };
   Field de_exact = [](double x, double y, double z) { return -x * x + y * y - 2 * x * y * z; };
   GridBlock block = run_on_block(prog, c, fields, {3, 3, 3}, 4, {0.1, 0.2, 0.3}, {0.1, 0.2, 0.3});
-  EXPECT_LT(max_interior_error(block, c.find_grid_function("d"), dd), 1e-9);
-  EXPECT_LT(max_interior_error(block, c.find_grid_function("e"), de_exact), 1e-9);
+  EXPECT_LT(max_interior_error(block, c, "d", dd), 1e-9);
+  EXPECT_LT(max_interior_error(block, c, "e", de_exact), 1e-9);
 }
 
 TEST(LowerIntermediates, NestedDerivativesMakeThreeStages) {
@@ -1203,7 +1161,7 @@ TEST(LowerIntermediates, NestedDerivativesMakeThreeStages) {
     return 4 * x * y + 2 * x * z + 2 * y * y + y * z;
   };
   GridBlock block = run_on_block(prog, c, fields, {3, 4, 2}, 4, {0.3, -0.2, 0.1}, {0.1, 0.12, 0.2});
-  EXPECT_LT(max_interior_error(block, c.find_grid_function("d"), exact), 1e-9);
+  EXPECT_LT(max_interior_error(block, c, "d", exact), 1e-9);
 }
 
 TEST(LowerIntermediates, LinearOperandComposesWithoutIntermediate) {
