@@ -15,7 +15,11 @@ python3 - "$out" "$cpu" "$date" > "bench/results/$tag.md" <<'PY'
 import json, sys
 data = json.load(open(sys.argv[1]))
 print(f"# Lowering time (parse + lower), {sys.argv[3]}\n")
-print(f"CPU: {sys.argv[2]}; command: `bash bench/lowering/run.sh`; median of 9 repetitions.\n")
+ctx = data["context"]
+print(f"CPU: {sys.argv[2]}, {ctx['num_cpus']} cores; command: `bash bench/lowering/run.sh`; "
+      "Release build; median of 9 repetitions.\n")
+print("Each row parses and lowers the whole file; DAG nodes and flops per point are summed over "
+      "all its calculations.\n")
 print("| file | fd order | median ms | DAG nodes | flops/point |")
 print("|---|---|---|---|---|")
 for b in data["benchmarks"]:
