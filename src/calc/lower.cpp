@@ -223,10 +223,6 @@ private:
       if (operators_.count(def.name))
         throw EdlError(def.loc, fmt::format("derivative operator '{}' is defined twice", def.name),
                        {{operators_[def.name]->loc, "first defined here"}});
-      if (tensors_.count(def.name) || parameter_index_.count(def.name))
-        throw EdlError(def.loc, fmt::format("'{}' is both a derivative operator and a declared "
-                                            "name",
-                                            def.name));
       operators_[def.name] = &def;
       check_definition(def, *def.rhs);
     }

@@ -39,7 +39,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
 
   std::string par_file;
-  app.add_option("parfile", par_file, "a Cactus parameter file to run (same as 'saguaro run')");
+  app.add_option(
+      "parfile", par_file,
+      "a Cactus parameter file to run (not available yet: the host framework comes next)");
 
   std::string edl_file, format = "text";
   int fd_order = 4;
