@@ -305,7 +305,7 @@ private:
     if (!name.is(TokenKind::Name))
       throw error(name, fmt::format("expected a grid function name, found {}", show(name)));
     next();
-    TensorRef ref{name.text, parse_indices(false), loc(name)};
+    TensorRef ref{name.text, parse_indices(), loc(name)};
     for (const Index& index : ref.indices)
       if (!index.is_symbol())
         throw EdlError(index.loc, "a declaration takes index letters (as in 'v_i'), not fixed "
@@ -424,7 +424,7 @@ private:
     if (peek().is(TokenKind::Underscore) || peek().is(TokenKind::Caret))
       throw error(peek(), "the operator's direction goes on its operand, as in 'Dplus u_i = ...'");
     const Token& operand = expect(TokenKind::Name, "the operand of the operator (as in 'u_i')");
-    def.operand = TensorRef{operand.text, parse_indices(false), loc(operand)};
+    def.operand = TensorRef{operand.text, parse_indices(), loc(operand)};
     if (def.operand.indices.empty())
       throw error(operand, fmt::format("the operand '{}' needs a direction index, as in '{}_i'",
                                        operand.text, operand.text));
@@ -496,11 +496,11 @@ private:
         throw error(name,
                     fmt::format("expected the evolved variable after 'D_t', found {}", show(name)));
       next();
-      eq.lhs = TensorRef{name.text, parse_indices(false), loc(name)};
+      eq.lhs = TensorRef{name.text, parse_indices(), loc(name)};
       eq.loc = SourceLoc{file_, first.line, first.column, name.column + name.length - first.column};
     } else {
       next();
-      eq.lhs = TensorRef{first.text, parse_indices(false), loc(first)};
+      eq.lhs = TensorRef{first.text, parse_indices(), loc(first)};
       eq.loc = eq.lhs.loc;
     }
     if (!peek().is(TokenKind::Equals)) {
@@ -520,7 +520,7 @@ private:
 
   // ---- indices ------------------------------------------------------------------------------
   // After a name: any run of `_...` / `^...` groups written without spaces.
-  std::vector<Index> parse_indices(bool allow_shifts) {
+  std::vector<Index> parse_indices() {
     std::vector<Index> indices;
     while ((peek().is(TokenKind::Underscore) || peek().is(TokenKind::Caret)) &&
            !peek().space_before) {
@@ -564,7 +564,7 @@ private:
           indices.back().symbol += "'";
         }
       } else if (t.is(TokenKind::LParen)) {
-        if (!allow_shifts && !in_definition_)
+        if (!in_definition_)
           throw error(t, "shifted indices like 'u_(i+1)' are only allowed in a derivatives "
                          "block");
         next();
@@ -606,7 +606,7 @@ private:
   // ---- expressions --------------------------------------------------------------------------
   // Inside parentheses newlines do not end the equation; after a binary operator neither.
   void skip_continuation() {
-    if (depth_ > 0) {
+    if (!open_parens_.empty()) {
       skip_newlines();
       return;
     }
@@ -727,10 +727,7 @@ private:
     if (t.is(TokenKind::Newline) || t.is(TokenKind::End) || t.is_name("end") ||
         t.is_name("begin")) {
       // Usually an unclosed '(' or an operator left at the end of the last line.
-      if (!open_parens_.empty())
-        throw EdlError(loc(open_parens_.back()),
-                       fmt::format("this '(' is not closed: expected ')' before {} at line {}",
-                                   show(t), t.line));
+      if (!open_parens_.empty()) throw unclosed(open_parens_.back());
       std::size_t before = pos_;
       while (before > 0 && tokens_[before - 1].is(TokenKind::Newline)) --before;
       if (before > 0)
@@ -753,7 +750,6 @@ private:
     }
     if (t.is(TokenKind::LParen)) {
       next();
-      ++depth_;
       open_parens_.push_back(t);
       ExprPtr inner = parse_expression();
       skip_continuation();
@@ -762,7 +758,6 @@ private:
         throw error(peek(), fmt::format("expected ')' to close the '(' at column {}, found {}",
                                         t.column, show(peek())));
       }
-      --depth_;
       open_parens_.pop_back();
       next();
       auto grouped = std::make_shared<Expr>(*inner);
@@ -782,7 +777,7 @@ private:
       e->kind = Expr::Kind::Tensor;
       e->name = t.text;
       e->loc = loc(t);
-      e->indices = parse_indices(in_definition_);
+      e->indices = parse_indices();
       return e;
     }
 
@@ -796,7 +791,7 @@ private:
     e->kind = Expr::Kind::Derivative;
     e->name = name.text;
     e->loc = loc(name);
-    e->indices = parse_indices(false);
+    e->indices = parse_indices();
     const Token& operand = peek();
     if (!starts_primary(operand))
       throw error(operand, fmt::format("expected the operand of '{}' (a grid function or a "
@@ -808,7 +803,6 @@ private:
 
   ExprPtr parse_call(const Token& name) {
     const Token& open = next(); // (
-    ++depth_;
     open_parens_.push_back(open);
     auto e = std::make_shared<Expr>();
     e->kind = Expr::Kind::Call;
@@ -833,7 +827,6 @@ private:
                                       name.text, open.column, show(peek())));
     }
     next();
-    --depth_;
     open_parens_.pop_back();
     return e;
   }
@@ -841,7 +834,6 @@ private:
   std::shared_ptr<const SourceFile> file_;
   std::vector<Token> tokens_;
   std::size_t pos_ = 0;
-  int depth_ = 0;
   bool stop_at_to_ = false;
   bool in_definition_ = false;
   std::set<std::string> operators_;
