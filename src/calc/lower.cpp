@@ -304,11 +304,8 @@ private:
     }
     for (const auto& [n, info] : tensors_)
       if (!grid_functions_only || info.kind == TensorInfo::Kind::Variable) candidates.push_back(n);
-    std::string near = edl::nearest_name(name, candidates);
-    std::vector<edl::Note> notes;
-    if (!near.empty()) notes.push_back({{}, fmt::format("did you mean '{}'?", near)});
     return EdlError(loc, fmt::format("undeclared name '{}': expected {}", name, what),
-                    std::move(notes));
+                    edl::did_you_mean(name, candidates));
   }
 
   void check_call(const Expr& e) {
@@ -321,12 +318,10 @@ private:
     }
     std::vector<std::string> names;
     for (const auto& [name, arity] : edl::known_functions()) names.push_back(name);
-    std::string near = edl::nearest_name(e.name, names);
     throw EdlError(
         e.loc,
         fmt::format("unknown function '{}': expected one of {}", e.name, fmt::join(names, " ")),
-        near.empty() ? std::vector<edl::Note>{}
-                     : std::vector<edl::Note>{{{}, fmt::format("did you mean '{}'?", near)}});
+        edl::did_you_mean(e.name, names));
   }
 
   // ---- constant expressions (parameter defaults and ranges) ------------------------------

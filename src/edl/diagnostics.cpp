@@ -103,4 +103,10 @@ std::string nearest_name(std::string_view name, const std::vector<std::string>& 
   return best;
 }
 
+std::vector<Note> did_you_mean(std::string_view name, const std::vector<std::string>& candidates) {
+  std::string near = nearest_name(name, candidates);
+  if (near.empty()) return {};
+  return {Note{{}, fmt::format("did you mean '{}'?", near)}};
+}
+
 } // namespace saguaro::edl

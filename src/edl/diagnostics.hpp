@@ -68,4 +68,7 @@ std::string render_diagnostic(const SourceLoc& loc, std::string_view severity,
 // plausible typo.
 std::string nearest_name(std::string_view name, const std::vector<std::string>& candidates);
 
+// A "did you mean 'X'?" note for the nearest candidate, or none.
+std::vector<Note> did_you_mean(std::string_view name, const std::vector<std::string>& candidates);
+
 } // namespace saguaro::edl
