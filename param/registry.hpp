@@ -1,0 +1,130 @@
+// The parameter registry: declarations read from Cactus param.ccl files (the host's built-in
+// components, thorn/param.ccl, and an EDL thorn's `begin parameters` block), values from a
+// Cactus .par file, typed and range-checked. One registry serves the whole run.
+//
+// Every user error throws edl::EdlError (file:line:col, the line, a caret, what was
+// expected, notes such as "did you mean"); the CLI turns it into exit status 2.
+#pragma once
+
+#include "edl/diagnostics.hpp"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace saguaro::param {
+
+enum class Type { Int, Real, Keyword, Boolean, String };
+const char* to_string(Type type); // "INT", "REAL", "KEYWORD", "BOOLEAN", "STRING"
+
+enum class Access { Global, Restricted, Private, Shares };
+
+// A parameter's value. Int: long; Real: double; Boolean: bool; Keyword, String: string.
+using Value = std::variant<long, double, bool, std::string>;
+
+// One item of a declaration's range block, `"lo:hi:step" :: "description"` (INT, REAL),
+// `"word" :: "..."` (KEYWORD) or `"regex" :: "..."` (STRING).
+struct RangeItem {
+  std::string text; // as written, for `saguaro params` and messages
+  std::string description;
+  // INT and REAL: bounds (nullopt = `*`, open), open/closed ends, step (INT; 0 = none).
+  std::optional<double> lo, hi;
+  bool lo_open = false, hi_open = false;
+  long step = 0;
+};
+
+struct Declaration {
+  std::string thorn; // as declared; lookups are case-insensitive on the thorn, as in Cactus
+  std::string name;  // case-insensitive lookups too
+  Type type = Type::Real;
+  std::string description;
+  std::vector<RangeItem> ranges; // a value must match at least one (none: anything goes)
+  Value default_value;
+  Access access = Access::Private;
+  std::string steerable = "never"; // never|always|recover
+  int array_size = 0;              // `INT v[3] ...`: 3; a scalar: 0
+  edl::SourceLoc loc;              // where it is declared
+};
+
+// One `Thorn::name[index] = value` line, as written.
+struct Assignment {
+  std::string thorn, name;
+  std::optional<int> index;
+  enum class Kind { Number, String, Word } kind = Kind::Number; // Word: yes/no/true/false/...
+  std::string text; // Number: the literal ("1.0d-3"); String: the contents ($parfile expanded)
+  edl::SourceLoc loc, value_loc;
+};
+
+// A .par file, parsed but not yet checked against any declaration.
+struct ParFile {
+  std::string path;
+  std::vector<std::string> active_thorns; // from every ActiveThorns line, in order
+  std::vector<edl::SourceLoc> active_thorn_locs;
+  std::vector<Assignment> assignments;
+  std::shared_ptr<const edl::SourceFile> source;
+
+  // The last assignment of thorn::name (case-insensitive), or nullptr.
+  const Assignment* find(const std::string& thorn, const std::string& name) const;
+};
+
+// Parses .par syntax; throws edl::EdlError on a syntax error.
+ParFile parse_par_file(const std::string& path);
+ParFile parse_par_text(std::string name, std::string text);
+
+// Parses param.ccl text for `thorn`; throws edl::EdlError on a syntax error.
+std::vector<Declaration> parse_param_ccl(const std::shared_ptr<const edl::SourceFile>& source,
+                                         const std::string& thorn);
+
+class Registry {
+public:
+  // The host's built-in components (Cactus, CoordBase, Periodic, Time, MoL, IO, IOHDF5,
+  // Driver, ...) and thorn Saguaro (thorn/param.ccl), compiled into the executable.
+  static Registry with_builtin_components();
+
+  void declare(Declaration decl); // throws edl::EdlError when declared twice
+  void declare_all(const std::vector<Declaration>& decls);
+
+  // Checks and applies every assignment of `par`: the thorn must be known and active, the
+  // parameter declared, the value of its type, in range, set once. Throws edl::EdlError.
+  // Built-in components are always active; other thorns must be named in ActiveThorns.
+  void apply(const ParFile& par);
+
+  // Typed access (thorn and name case-insensitive). Throws std::logic_error when the
+  // parameter is undeclared or of another type: that is a bug in the caller, not user error.
+  long get_int(const std::string& thorn, const std::string& name, int index = 0) const;
+  double get_real(const std::string& thorn, const std::string& name, int index = 0) const;
+  bool get_bool(const std::string& thorn, const std::string& name, int index = 0) const;
+  std::string get_string(const std::string& thorn, const std::string& name, int index = 0) const;
+  // Keyword and string alike.
+  std::string get_keyword(const std::string& thorn, const std::string& name, int index = 0) const {
+    return get_string(thorn, name, index);
+  }
+  bool is_set(const std::string& thorn, const std::string& name) const; // by the .par file
+  // Where the .par file set it (invalid when not set); for errors raised after apply().
+  edl::SourceLoc set_at(const std::string& thorn, const std::string& name) const;
+
+  std::vector<std::string> thorns() const; // declared thorns, sorted
+  std::vector<const Declaration*> declarations(const std::string& thorn) const;
+  const Declaration* find(const std::string& thorn, const std::string& name) const;
+  const std::vector<std::string>& active_thorns() const { return active_; }
+
+  // The whole parameter set, `Thorn::name = value` lines (for checkpoints and HDF5 output).
+  std::string to_par_text() const;
+
+private:
+  struct Entry {
+    Declaration decl;
+    std::vector<Value> values; // size max(1, array_size)
+    edl::SourceLoc set_loc;
+  };
+  std::map<std::string, Entry> entries_; // key: lowercase "thorn::name"
+  std::vector<std::string> active_;
+};
+
+// `saguaro params [THORN]`: every parameter with type, default, range and description.
+std::string format_parameter_reference(const Registry& registry, const std::string& thorn = "");
+
+} // namespace saguaro::param

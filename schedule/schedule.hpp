@@ -1,0 +1,133 @@
+// The schedule: Cactus's bins, schedule groups, and the functions scheduled in them, read
+// from schedule.ccl files (the host's built-in components and thorn/schedule.ccl) and from
+// an EDL thorn's calculations; ordered by BEFORE/AFTER; run by name.
+#pragma once
+
+#include "edl/diagnostics.hpp"
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace saguaro::schedule {
+
+// The bins, in the order the driver runs them.
+const std::vector<std::string>& bins(); // STARTUP PARAMCHECK BASEGRID INITIAL POSTINITIAL
+                                        // PRESTEP EVOL POSTSTEP ANALYSIS TERMINATE
+
+struct ScheduleItem {
+  std::string name;   // function or group name
+  std::string thorn;  // who scheduled it
+  bool is_group = false;
+  bool at = true;     // AT a bin (true) or IN a group (false)
+  std::string where;  // the bin (upper case) or the group
+  std::vector<std::string> before, after;
+  std::vector<std::string> storage, sync, options;
+  std::string lang;   // C, Fortran, EDL, ...
+  std::string description;
+  edl::SourceLoc loc;
+};
+
+// Parses schedule.ccl text: SCHEDULE [GROUP] name AT|IN where [BEFORE x] [AFTER y] [AS alias]
+// { LANG: ...; STORAGE: ...; SYNC: ...; OPTIONS: ... } "description"; top-level STORAGE
+// lines are accepted. Throws edl::EdlError.
+std::vector<ScheduleItem> parse_schedule_ccl(const std::shared_ptr<const edl::SourceFile>& source,
+                                             const std::string& thorn);
+
+class Schedule {
+public:
+  // The host's built-in components' schedule.ccl plus thorn/schedule.ccl, compiled in.
+  static Schedule with_builtin_components();
+
+  void add(ScheduleItem item); // throws edl::EdlError for a name scheduled twice in one place
+  void add_all(const std::vector<ScheduleItem>& items);
+
+  // Items in a bin or group, ordered: BEFORE/AFTER constraints (names of items in the same
+  // place; unknown names are ignored, as Cactus does), ties in the order they were added.
+  // Throws edl::EdlError naming the cycle if the constraints contradict.
+  std::vector<const ScheduleItem*> ordered(const std::string& where) const;
+
+  // The schedule tree (Cactus::cctk_show_schedule = yes), bins in order, groups expanded.
+  std::string tree() const;
+
+  // Checks every IN group exists and ordering has no cycle; throws edl::EdlError.
+  void validate() const;
+
+private:
+  std::vector<ScheduleItem> items_;
+};
+
+// Per scheduled function: calls, total seconds.
+class Timers {
+public:
+  void add(const std::string& name, double seconds);
+  std::string report() const; // table: name, calls, total [s], mean [ms], % of total
+  const std::map<std::string, std::pair<long, double>>& table() const { return table_; }
+
+private:
+  std::map<std::string, std::pair<long, double>> table_;
+  std::vector<std::string> order_; // first-seen order for the report
+};
+
+// Runs a schedule: each function name is bound to a callable; a group runs its items.
+class Executor {
+public:
+  Executor(const Schedule& schedule, Timers& timers) : schedule_(schedule), timers_(timers) {}
+  void bind(const std::string& name, std::function<void()> fn);
+  // Runs every item of the bin or group, in order, timing each function; an unbound
+  // function is an error (std::logic_error): every scheduled function must be provided.
+  void run(const std::string& where);
+  // Names of scheduled functions that have no binding (checked at startup).
+  std::vector<std::string> unbound() const;
+
+private:
+  const Schedule& schedule_;
+  Timers& timers_;
+  std::map<std::string, std::function<void()>> functions_;
+};
+
+// The method of lines. The state is a set of arrays y (evolved variables, every point) with
+// right-hand sides f(y, t) computed by `calc_rhs` into `rhs` (arrays of the same length).
+// `post_step` runs after every update of y (boundaries, ghost exchange).
+enum class OdeMethod { ICN, RK2, RK3, RK4 };
+OdeMethod ode_method_from_string(const std::string& word); // "ICN","RK2","RK3","RK4"; throws
+int order_of(OdeMethod method); // ICN 2, RK2 2, RK3 3, RK4 4
+
+class MethodOfLines {
+public:
+  struct System {
+    std::vector<double*> state; // evolved variables
+    std::vector<double*> rhs;   // their right-hand sides
+    std::size_t points = 0;     // length of every array
+    std::function<void(double time)> calc_rhs;  // fills rhs from state at `time`
+    std::function<void(double time)> post_step; // after each update of state
+  };
+  MethodOfLines(OdeMethod method, System system);
+  // One step from t to t + dt; scratch arrays are allocated once.
+  void step(double t, double dt);
+
+private:
+  OdeMethod method_;
+  System sys_;
+  std::vector<std::vector<double>> scratch_;
+};
+
+// A progress line (iteration, time, steps/s, ETA) at most every `interval` seconds.
+class Progress {
+public:
+  Progress(int itlast, double final_time, double interval_seconds = 5.0);
+  // Returns the line to print, or "" when not due.
+  std::string update(int iteration, double time);
+
+private:
+  int itlast_;
+  double final_time_, interval_;
+  std::chrono::steady_clock::time_point start_, last_;
+  int start_iteration_ = -1;
+  double start_time_ = 0;
+};
+
+} // namespace saguaro::schedule

@@ -1,0 +1,135 @@
+// The grid: one uniform 3D Cartesian grid, split over MPI ranks into patches with ghost
+// zones. Arrays are stored per grid function in C order [z][y][x] with x fastest.
+//
+// Geometry (documented in docs/host.md):
+//  * Along a periodic axis the grid has `cells` points x_i = xmin + i*dx, i = 0..cells-1;
+//    xmax is identified with xmin.
+//  * Along a non-periodic axis it has `cells + 1` points, xmin and xmax included. Every one
+//    of them is evolved; the outer boundary points are the `ghost` layers *outside*
+//    [xmin, xmax] (Cactus's boundary_shiftout = 1), filled by the boundary conditions.
+//  * Every patch is allocated with `ghost` layers on every face: filled by the ghost
+//    exchange at faces between ranks and at periodic faces, by boundary conditions at
+//    outer faces.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace saguaro::grid {
+
+using Index3 = std::array<int, 3>;
+using Real3 = std::array<double, 3>;
+
+struct GridSpec {
+  Index3 points{0, 0, 0}; // global points per axis (ghosts and outer boundary points excluded)
+  Real3 origin{0, 0, 0};  // coordinate of global point (0,0,0)
+  Real3 spacing{1, 1, 1};
+  std::array<bool, 3> periodic{false, false, false};
+  int ghost = 1; // ghost width on every face
+};
+
+// A box of global point indices, [lo, hi) per axis.
+struct Box {
+  Index3 lo{0, 0, 0}, hi{0, 0, 0};
+  bool empty() const { return hi[0] <= lo[0] || hi[1] <= lo[1] || hi[2] <= lo[2]; }
+  long long volume() const;
+};
+Box intersect(const Box& a, const Box& b);
+
+// This rank's part of the grid. Local array index (0,0,0) is global point owned.lo - ghost.
+struct Patch {
+  GridSpec spec;
+  Box owned;                                 // points this rank evolves
+  std::array<std::array<bool, 2>, 3> outer{}; // [axis][lower=0/upper=1]: an outer boundary face
+  int rank = 0, ranks = 1;
+
+  int ghost() const { return spec.ghost; }
+  Index3 size() const;  // owned points per axis
+  Index3 alloc() const; // allocated points per axis: size + 2*ghost
+  std::size_t points() const; // alloc()[0]*alloc()[1]*alloc()[2]
+  // Array offset of global point (i,j,k); it must lie in the allocated box.
+  std::size_t linear(int i, int j, int k) const;
+  Box allocated() const; // owned grown by ghost on every face
+  // Owned points plus the outer boundary layers at this patch's outer faces: the points
+  // whose values are this rank's to set (time integration updates them all).
+  Box valid() const;
+  double coordinate(int axis, int global_index) const {
+    return spec.origin[axis] + global_index * spec.spacing[axis];
+  }
+  Real3 array_origin() const; // coordinate of local array index (0,0,0)
+};
+
+// The decomposition of the grid over the ranks of `comm` (MPI_Dims_create + MPI_Cart_create,
+// periodic where the grid is), any number of ranks, sizes need not divide evenly.
+class Decomposition {
+public:
+  Decomposition(const GridSpec& spec, MPI_Comm comm);
+  ~Decomposition();
+  Decomposition(const Decomposition&) = delete;
+  Decomposition& operator=(const Decomposition&) = delete;
+
+  const Patch& patch() const { return patch_; }
+  MPI_Comm comm() const { return cart_; } // the Cartesian communicator
+  Index3 dims() const { return dims_; }
+  Box owned_by(int rank) const; // any rank's owned box
+
+  // Fills every ghost point of the given arrays (each patch().points() long) at faces
+  // between ranks and at periodic faces, edges and corners included, from the valid points
+  // of the neighbours: nonblocking MPI, one phase per axis, all arrays in one message per
+  // neighbour and phase. Collective over comm().
+  void sync(const std::vector<double*>& fields) const;
+
+private:
+  Patch patch_;
+  MPI_Comm cart_ = MPI_COMM_NULL;
+  Index3 dims_{1, 1, 1}, coords_{0, 0, 0};
+  std::array<std::array<int, 2>, 3> neighbour_{}; // MPI_PROC_NULL at outer faces
+};
+
+// Storage for named grid functions on one patch, zero-initialised.
+class GridFunctions {
+public:
+  explicit GridFunctions(const Patch& patch) : patch_(patch) {}
+  int add(const std::string& name); // returns the index; adding a name twice returns its index
+  int find(const std::string& name) const; // -1 when absent
+  double* data(int index) { return data_[index].data(); }
+  const double* data(int index) const { return data_[index].data(); }
+  const std::string& name(int index) const { return names_[index]; }
+  int count() const { return static_cast<int>(names_.size()); }
+  const Patch& patch() const { return patch_; }
+
+private:
+  Patch patch_;
+  std::vector<std::string> names_;
+  std::vector<std::vector<double>> data_;
+};
+
+// Outer boundary conditions on the outer faces of a patch (no-op on other faces). Each fills
+// the ghost layers at outer faces over the whole allocated extent of the other axes, so edges
+// and corners are set; apply after sync().
+enum class BoundaryKind { Flat, Static, Radiative, None };
+BoundaryKind boundary_kind_from_string(const std::string& word); // throws std::invalid_argument
+
+// Flat: every outer boundary point takes the value of the nearest valid point inside
+// [xmin, xmax] along each outer axis (a copy, zero normal derivative).
+void apply_flat(const Patch& patch, double* field);
+
+// Radiative (Sommerfeld, as Cactus NewRad): on the outer boundary points, the right-hand side
+//   rhs = -v0 * (x^i/r) d_i u - v0 * (u - u0) / r
+// with d_i one-sided second-order differences pointing inward along axes where the point is
+// in an outer layer and centred otherwise. Static: rhs = 0 there.
+void apply_radiative_rhs(const Patch& patch, const double* u, double* rhs, double u0, double v0);
+void apply_static_rhs(const Patch& patch, double* rhs);
+
+// Global reductions over owned points.
+struct Norms {
+  double min = 0, max = 0, l1 = 0, l2 = 0, linf = 0; // l1 = sum|u|/N, l2 = sqrt(sum u^2/N)
+  long long count = 0;
+};
+Norms reduce_norms(const Decomposition& decomposition, const double* field);
+
+} // namespace saguaro::grid

@@ -1,0 +1,65 @@
+// Output: norms as TSV, grid functions as HDF5 in CarpetIOHDF5's layout, and checkpoints.
+//
+// HDF5 files are written one per variable per rank, `<dir>/<var>.file_<rank>.h5` (lowercase
+// variable name), appended to at every output iteration, as CarpetIOHDF5 does with
+// out3D/one_file_per_proc. Each rank writes its allocated box (owned points plus the ghost
+// layers: ghosts between ranks, outer boundary points at outer faces), with
+// cctk_nghostzones = ghost width and cctk_bbox marking outer faces, so kuibit, VisIt and yt
+// strip the ghosts and stitch the components.
+#pragma once
+
+#include "grid/grid.hpp"
+
+#include <string>
+#include <vector>
+
+namespace saguaro::io {
+
+// What every dataset is stamped with.
+struct OutputStamp {
+  int iteration = 0;
+  double time = 0.0;
+  double dt = 0.0;
+};
+
+// Norms of one variable over the whole grid, appended to `<dir>/<var>.norms.tsv` by rank 0
+// (header on creation: `# iteration time min max norm1 norm2 norm_inf`). Collective.
+void append_norms(const std::string& dir, const grid::Decomposition& decomposition,
+                  const std::string& variable, const double* field, const OutputStamp& stamp);
+
+// One dataset `THORN::var it=N tl=0 rl=0 c=R` with the Carpet attributes, appended to this
+// rank's file for `var`; the file is created with the group
+// `Parameters and Global Attributes` (attributes nioprocs, carpet_version-like fields, and the
+// parameter set as text). Not collective: every rank writes its own file.
+// The file is updated so that a crash mid-write leaves the previous good file intact
+// (write to `<file>.tmp`, copy of the old contents plus the new dataset, then rename).
+void write_hdf5(const std::string& dir, const grid::Patch& patch, const std::string& thorn,
+                const std::string& variable, const double* field, const OutputStamp& stamp,
+                const std::string& parameters_text);
+
+// Checkpoints: `<dir>/checkpoint.chkpt.it_<N>.file_<rank>.h5`, written to a `.tmp` name and
+// renamed when complete; a checkpoint counts only when every rank's file exists (rank 0
+// writes `checkpoint.chkpt.it_<N>.done` after a barrier). Holds each variable's owned box
+// with its global origin, the state (iteration, time, dt), the number of ranks and the
+// parameter text.
+struct CheckpointState {
+  int iteration = 0;
+  double time = 0.0;
+  double dt = 0.0;
+};
+// Collective. `fields[i]` belongs to `names[i]`.
+void write_checkpoint(const std::string& dir, const grid::Decomposition& decomposition,
+                      const std::vector<std::string>& names,
+                      const std::vector<const double*>& fields, const CheckpointState& state,
+                      const std::string& parameters_text, int keep = 2);
+// The iteration of the newest complete checkpoint in `dir`, or -1.
+int newest_checkpoint(const std::string& dir);
+// Collective. Reads checkpoint `iteration` into the owned points of `fields` (any rank count
+// may have written it: each rank reads the parts of every file that overlap its box). Throws
+// std::runtime_error with the file name when a variable is missing or the grid differs.
+CheckpointState read_checkpoint(const std::string& dir, int iteration,
+                                const grid::Decomposition& decomposition,
+                                const std::vector<std::string>& names,
+                                const std::vector<double*>& fields);
+
+} // namespace saguaro::io

@@ -1,0 +1,67 @@
+// What the host hands a compiled calculation, and the backends that compile one.
+//
+// A backend turns a calc::Calculation into something that runs all of its stages over a
+// region of one patch's arrays. The host knows grids, not EDL; a backend knows arrays, not
+// MPI. The reference interpreter is one backend (the oracle); generated C++ is another;
+// CUDA comes next behind the same interface.
+#pragma once
+
+#include "calc/calculation.hpp"
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace saguaro::runtime {
+
+// One patch's arrays as a calculation sees them. Arrays are C order [z][y][x], x fastest,
+// `alloc` points per axis; local index (0,0,0) is the first allocated point.
+struct KernelArgs {
+  std::vector<double*> fields;    // per Calculation::grid_functions index
+  std::array<int, 3> alloc{0, 0, 0};
+  // The region where the calculation's outputs (its last stage) are computed, local
+  // indices, [lo, hi). Earlier stages cover it grown by their Stage::extent_lo/hi.
+  std::array<int, 3> lo{0, 0, 0}, hi{0, 0, 0};
+  std::array<double, 3> origin{0, 0, 0};  // coordinate of local index (0,0,0)
+  std::array<double, 3> spacing{1, 1, 1};
+  double time = 0.0;
+  std::vector<double> parameters; // calc::Program::parameters order (keywords: their index)
+};
+
+class CompiledCalculation {
+public:
+  virtual ~CompiledCalculation() = default;
+  // Runs every stage. The caller guarantees that the region grown by each stage's extent
+  // and its stencil lies inside the allocated arrays (see required_margin()).
+  virtual void run(const KernelArgs& args) const = 0;
+};
+
+// How far (per axis, below and above) a calculation reads beyond the region it computes:
+// the maximum over stages of extent + stencil reach. The ghost width must be at least this.
+struct Margin {
+  std::array<int, 3> lo{0, 0, 0}, hi{0, 0, 0};
+  int max() const;
+};
+Margin required_margin(const calc::Calculation& calc);
+
+struct BackendOptions {
+  std::string cache_dir;        // CPU backend: where compiled objects are kept ("" = default)
+  std::string compiler = "c++"; // CPU backend: the host compiler
+  bool verbose = false;         // report compiles and cache hits on stderr
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  // Compiles every calculation of `program` (one compile for all of them where the backend
+  // can); result i belongs to program.calculations[i].
+  virtual std::vector<std::unique_ptr<CompiledCalculation>>
+  compile(const calc::Program& program) = 0;
+};
+
+// name: "interpreter" or "cpu". Throws std::invalid_argument for others.
+std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& options);
+
+} // namespace saguaro::runtime
