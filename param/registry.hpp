@@ -74,6 +74,11 @@ struct ParFile {
 ParFile parse_par_file(const std::string& path);
 ParFile parse_par_text(std::string name, std::string text);
 
+// `text` with `$parfile` (and `${parfile}`) replaced by the base name of `par_path` without
+// its `.par` extension: "wave" for "par/wave.par". String values read from a .par file are
+// already expanded; use this for defaults such as IO::out_dir = "$parfile".
+std::string expand_parfile(const std::string& text, const std::string& par_path);
+
 // Parses param.ccl text for `thorn`; throws edl::EdlError on a syntax error.
 std::vector<Declaration> parse_param_ccl(const std::shared_ptr<const edl::SourceFile>& source,
                                          const std::string& thorn);
@@ -121,6 +126,8 @@ private:
     edl::SourceLoc set_loc;
   };
   std::map<std::string, Entry> entries_; // key: lowercase "thorn::name"
+  std::vector<std::string> order_;       // the keys in declaration order
+  std::vector<std::string> builtin_;     // lowercase names of the always-active components
   std::vector<std::string> active_;
 };
 

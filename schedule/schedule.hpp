@@ -19,14 +19,16 @@ const std::vector<std::string>& bins(); // STARTUP PARAMCHECK BASEGRID INITIAL P
                                         // PRESTEP EVOL POSTSTEP ANALYSIS TERMINATE
 
 struct ScheduleItem {
-  std::string name;   // function or group name
-  std::string thorn;  // who scheduled it
+  std::string name;  // function or group name
+  std::string thorn; // who scheduled it
   bool is_group = false;
-  bool at = true;     // AT a bin (true) or IN a group (false)
-  std::string where;  // the bin (upper case) or the group
+  bool at = true;                // AT a bin (true) or IN a group (false)
+  std::string where;             // the bin (upper case) or the group
+  std::string alias;             // AS alias: the name BEFORE/AFTER refer to (empty: `name`)
+  std::string while_var, if_var; // WHILE / IF conditions (recorded; the Executor refuses them)
   std::vector<std::string> before, after;
   std::vector<std::string> storage, sync, options;
-  std::string lang;   // C, Fortran, EDL, ...
+  std::string lang; // C, Fortran, EDL, ...
   std::string description;
   edl::SourceLoc loc;
 };
@@ -56,11 +58,16 @@ public:
   // Checks every IN group exists and ordering has no cycle; throws edl::EdlError.
   void validate() const;
 
+  // Every item, in the order added.
+  const std::vector<ScheduleItem>& items() const { return items_; }
+
 private:
   std::vector<ScheduleItem> items_;
 };
 
-// Per scheduled function: calls, total seconds.
+// Per scheduled function: calls, total seconds. The Executor books self time: time spent in
+// scheduled functions that a function runs itself (MoL_Evolution running MoL_CalcRHS) is
+// booked to those, so the rows add up to the time spent in scheduled functions.
 class Timers {
 public:
   void add(const std::string& name, double seconds);
@@ -79,6 +86,8 @@ public:
   void bind(const std::string& name, std::function<void()> fn);
   // Runs every item of the bin or group, in order, timing each function; an unbound
   // function is an error (std::logic_error): every scheduled function must be provided.
+  // Groups scheduled IN a function are not run by the sweep: the function runs them with
+  // run(group). Names ignore case; an item with an alias may be bound by its alias.
   void run(const std::string& where);
   // Names of scheduled functions that have no binding (checked at startup).
   std::vector<std::string> unbound() const;
@@ -87,6 +96,7 @@ private:
   const Schedule& schedule_;
   Timers& timers_;
   std::map<std::string, std::function<void()>> functions_;
+  std::vector<double> nested_seconds_; // per running function: time spent in nested ones
 };
 
 // The method of lines. The state is a set of arrays y (evolved variables, every point) with
@@ -94,14 +104,14 @@ private:
 // `post_step` runs after every update of y (boundaries, ghost exchange).
 enum class OdeMethod { ICN, RK2, RK3, RK4 };
 OdeMethod ode_method_from_string(const std::string& word); // "ICN","RK2","RK3","RK4"; throws
-int order_of(OdeMethod method); // ICN 2, RK2 2, RK3 3, RK4 4
+int order_of(OdeMethod method);                            // ICN 2, RK2 2, RK3 3, RK4 4
 
 class MethodOfLines {
 public:
   struct System {
-    std::vector<double*> state; // evolved variables
-    std::vector<double*> rhs;   // their right-hand sides
-    std::size_t points = 0;     // length of every array
+    std::vector<double*> state;                 // evolved variables
+    std::vector<double*> rhs;                   // their right-hand sides
+    std::size_t points = 0;                     // length of every array
     std::function<void(double time)> calc_rhs;  // fills rhs from state at `time`
     std::function<void(double time)> post_step; // after each update of state
   };

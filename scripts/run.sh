@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what is missing, build, and run Saguaro.
 #
-#   bash scripts/run.sh                      # same as: bash scripts/run.sh par/wave.edl
+#   bash scripts/run.sh                      # same as: bash scripts/run.sh par/wave.par
 #   bash scripts/run.sh FILE.edl [OPTIONS]   # saguaro inspect FILE.edl [OPTIONS]
 #   bash scripts/run.sh FILE.par [OPTIONS]   # saguaro FILE.par [OPTIONS]
 #   bash scripts/run.sh ARGS...              # saguaro ARGS...
@@ -19,7 +19,7 @@ saguaro_deps
 saguaro_build >&2   # keep stdout for saguaro's own output
 
 if (( $# == 0 )); then
-  set -- par/wave.edl
+  set -- par/wave.par
 else
   cd "$caller"
 fi
@@ -27,6 +27,6 @@ fi
 saguaro="$root/build/bin/saguaro"
 case "$1" in
   *.edl) exec "$saguaro" inspect "$@" ;;
-  *.par) exec "$saguaro" "$@" ;;   # a simulation run (the CLI says whether it can yet)
+  *.par) exec "$saguaro" "$@" ;;   # a simulation run
   *)     exec "$saguaro" "$@" ;;
 esac

@@ -100,7 +100,8 @@ struct Program {
   std::vector<Parameter> parameters;
   std::vector<std::string> variables; // grid function components, declaration order
   std::vector<std::string> evolved;   // variables with a D_t equation
-  std::map<std::string, std::vector<std::string>> groups; // group -> components
+  std::map<std::string, std::vector<std::string>> groups;  // group -> components
+  std::map<std::string, std::vector<std::string>> tensors; // tensor variable -> components
   std::vector<Calculation> calculations;
   int fd_order = 4;
 };

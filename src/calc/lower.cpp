@@ -202,6 +202,8 @@ private:
         }
         if (kind == TensorInfo::Kind::Variable) program_.variables.push_back(component);
       }
+      if (kind == TensorInfo::Kind::Variable && !ref.indices.empty())
+        program_.tensors[ref.name] = components(ref.name, int(ref.indices.size()));
     };
     for (const auto& ref : thorn_.variables) declare(ref, TensorInfo::Kind::Variable);
     for (const auto& ref : thorn_.temporaries) declare(ref, TensorInfo::Kind::Temporary);

@@ -2,6 +2,10 @@
 #include "calc/lower.hpp"
 #include "cli/inspect.hpp"
 #include "edl/parser.hpp"
+#include "param/registry.hpp"
+#include "schedule/simulation.hpp"
+
+#include <mpi.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -29,6 +33,58 @@ int inspect(const std::string& file, int fd_order, const std::string& format, bo
   return 0;
 }
 
+// `saguaro check FILE.par`: the parameter file and its EDL, checked without running.
+int check(const std::string& par_file) {
+  using namespace saguaro;
+  host::Setup setup = host::load_setup(par_file);
+  std::cout << fmt::format("{}: OK ({} from {}: {} calculations, {} parameters set)\n", par_file,
+                           setup.program.thorn, setup.edl_path, setup.program.calculations.size(),
+                           setup.par.assignments.size());
+  return 0;
+}
+
+// `saguaro params [THORN|FILE.par]`: the parameter reference. With a .par file, the EDL
+// thorn it names is included.
+int params(const std::string& what) {
+  using namespace saguaro;
+  if (what.size() > 4 && what.substr(what.size() - 4) == ".par") {
+    host::Setup setup = host::load_setup(what);
+    std::cout << param::format_parameter_reference(setup.registry);
+    return 0;
+  }
+  param::Registry registry = param::Registry::with_builtin_components();
+  try {
+    std::cout << param::format_parameter_reference(registry, what);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "saguaro params: " << e.what() << "\n";
+    return kBadInput;
+  }
+  return 0;
+}
+
+// A run under MPI (a single process without mpirun is one rank). Every rank reads the same
+// input, so a user error is found by all of them; rank 0 reports it.
+int run(const std::string& par_file) {
+  using namespace saguaro;
+  MPI_Init(nullptr, nullptr);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int status = 0;
+  try {
+    host::Simulation simulation(host::load_setup(par_file), MPI_COMM_WORLD, std::cout);
+    simulation.run();
+  } catch (const edl::EdlError& e) {
+    if (rank == 0) std::cerr << e.what();
+    status = kBadInput;
+  } catch (const std::exception& e) {
+    // Possibly on one rank only: the others may be waiting in a collective.
+    std::cerr << fmt::format("saguaro (rank {}): error: {}\n", rank, e.what());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Finalize();
+  return status;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -39,9 +95,22 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
 
   std::string par_file;
-  app.add_option(
-      "parfile", par_file,
-      "a Cactus parameter file to run (not available yet: the host framework comes next)");
+  app.add_option("parfile", par_file, "a Cactus parameter file to run (as `saguaro run FILE.par`)");
+
+  CLI::App* run_cmd = app.add_subcommand("run", "run the simulation a Cactus parameter file "
+                                                "describes (under mpirun: on every rank)");
+  run_cmd->add_option("parfile", par_file, "the .par file")->required();
+
+  CLI::App* check_cmd = app.add_subcommand(
+      "check", "check a parameter file and the EDL file it names without running");
+  check_cmd->add_option("parfile", par_file, "the .par file")->required();
+
+  std::string params_of;
+  CLI::App* params_cmd = app.add_subcommand(
+      "params", "list every parameter with its type, default, range and description");
+  params_cmd->add_option("thorn", params_of,
+                         "only this thorn's (e.g. CoordBase), or a .par file to include the "
+                         "parameters of the EDL thorn it names");
 
   std::string edl_file, format = "text";
   int fd_order = 4;
@@ -69,12 +138,9 @@ int main(int argc, char** argv) {
 
   try {
     if (*inspect_cmd) return inspect(edl_file, fd_order, format, expressions);
-    if (!par_file.empty()) {
-      std::cerr << "saguaro: running parameter files arrives with the host framework, which is "
-                   "not built yet.\n  'saguaro inspect FILE.edl' lowers the physics of an EDL "
-                   "file.\n";
-      return kBadInput;
-    }
+    if (*check_cmd) return check(par_file);
+    if (*params_cmd) return params(params_of);
+    if (!par_file.empty()) return run(par_file);
     std::cout << app.help();
     return 0;
   } catch (const saguaro::edl::EdlError& e) {

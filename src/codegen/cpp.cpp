@@ -1,1 +1,504 @@
-// placeholder: replaced by the implementation
+#include "codegen/cpp.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#define SAGUARO_STR_(x) #x
+#define SAGUARO_STR(x) SAGUARO_STR_(x)
+
+namespace saguaro::codegen {
+
+using calc::Function;
+using calc::Node;
+using calc::NodeId;
+using calc::Op;
+
+std::string cpp_literal(double value) {
+  if (!std::isfinite(value)) throw std::invalid_argument("codegen: a constant is not finite");
+  char buffer[64];
+  for (int precision = 15; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof buffer, "%.*g", precision, value);
+    if (std::strtod(buffer, nullptr) == value) break;
+  }
+  std::string s = buffer;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string cpu_function_name(const calc::Program& program, std::size_t index) {
+  std::string name = "saguaro_calc_" + std::to_string(index) + "_";
+  for (char ch : program.calculations.at(index).name) {
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+    name += ok ? ch : '_';
+  }
+  return name;
+}
+
+namespace {
+
+const char* kAxis[3] = {"x", "y", "z"};
+
+// Helpers the generated code may call, in the order they are emitted. Transcendental
+// functions are wrapped in non-inlined functions with OpenMP SIMD clones: the compiler then
+// vectorises the loop around the call and calls the scalar libm function once per lane, so a
+// single exp() does not keep the thousands of other operations of a point scalar, and the
+// results are those of the same libm the interpreter calls.
+struct Helper {
+  const char* name;
+  const char* text;
+};
+#define SAGUARO_WRAP1(fn)                                                                          \
+  {                                                                                                \
+    "saguaro_" #fn,                                                                                \
+        "#pragma omp declare simd notinbranch simdlen(4)\n"                                        \
+        "__attribute__((noinline)) double saguaro_" #fn "(double a) { return std::" #fn "(a); }\n" \
+  }
+#define SAGUARO_WRAP2(fn)                                                                          \
+  {                                                                                                \
+    "saguaro_" #fn, "#pragma omp declare simd notinbranch simdlen(4)\n"                            \
+                    "__attribute__((noinline)) double saguaro_" #fn                                \
+                    "(double a, double b) { return std::" #fn "(a, b); }\n"                        \
+  }
+const Helper kHelpers[] = {
+    SAGUARO_WRAP1(sin),
+    SAGUARO_WRAP1(cos),
+    SAGUARO_WRAP1(tan),
+    SAGUARO_WRAP1(asin),
+    SAGUARO_WRAP1(acos),
+    SAGUARO_WRAP1(atan),
+    SAGUARO_WRAP2(atan2),
+    SAGUARO_WRAP1(sinh),
+    SAGUARO_WRAP1(cosh),
+    SAGUARO_WRAP1(tanh),
+    SAGUARO_WRAP1(exp),
+    SAGUARO_WRAP1(log),
+    SAGUARO_WRAP2(pow),
+    SAGUARO_WRAP2(fmod),
+    // std::fmin / std::fmax: the other argument when one is a NaN (written as selects, which
+    // vectorise, where the library calls would not).
+    {"saguaro_fmin", "inline double saguaro_fmin(double a, double b) {\n"
+                     "  return (b != b || a < b) ? a : b;\n}\n"},
+    {"saguaro_fmax", "inline double saguaro_fmax(double a, double b) {\n"
+                     "  return (b != b || a > b) ? a : b;\n}\n"},
+    {"saguaro_sign", "inline double saguaro_sign(double a) {\n"
+                     "  return a > 0 ? 1.0 : (a < 0 ? -1.0 : 0.0);\n}\n"},
+    {"saguaro_powi", "inline double saguaro_powi(double x, long n) {\n"
+                     "  double r = 1.0;\n"
+                     "  for (; n > 0; n >>= 1, x *= x)\n"
+                     "    if (n & 1) r *= x;\n"
+                     "  return r;\n}\n"},
+};
+#undef SAGUARO_WRAP1
+#undef SAGUARO_WRAP2
+
+const char* helper_for(Function fn) {
+  switch (fn) {
+  case Function::Sin: return "saguaro_sin";
+  case Function::Cos: return "saguaro_cos";
+  case Function::Tan: return "saguaro_tan";
+  case Function::Asin: return "saguaro_asin";
+  case Function::Acos: return "saguaro_acos";
+  case Function::Atan: return "saguaro_atan";
+  case Function::Atan2: return "saguaro_atan2";
+  case Function::Sinh: return "saguaro_sinh";
+  case Function::Cosh: return "saguaro_cosh";
+  case Function::Tanh: return "saguaro_tanh";
+  case Function::Exp: return "saguaro_exp";
+  case Function::Log: return "saguaro_log";
+  case Function::Sqrt: return "std::sqrt";
+  case Function::Abs: return "std::fabs";
+  case Function::Pow: return "saguaro_pow";
+  case Function::Min: return "saguaro_fmin";
+  case Function::Max: return "saguaro_fmax";
+  case Function::Sign: return "saguaro_sign";
+  case Function::Fmod: return "saguaro_fmod";
+  }
+  return "?";
+}
+
+int arity(Function fn) {
+  switch (fn) {
+  case Function::Atan2:
+  case Function::Pow:
+  case Function::Min:
+  case Function::Max:
+  case Function::Fmod: return 2;
+  default: return 1;
+  }
+}
+
+std::string offset_suffix(int dy, int dz) {
+  if (dy == 0 && dz == 0) return "";
+  auto part = [](const char* axis, int d) {
+    return std::string("_") + axis + (d < 0 ? "m" : "") + std::to_string(std::abs(d));
+  };
+  return part("y", dy) + part("z", dz);
+}
+
+// Emits one calculation's function.
+class CalculationEmitter {
+public:
+  CalculationEmitter(const calc::Calculation& calc, std::set<std::string>& helpers)
+      : calc_(calc), dag_(calc.dag), helpers_(helpers) {}
+
+  std::string emit(const std::string& function_name) {
+    const calc::Calculation& c = calc_;
+    std::vector<NodeId> all_roots;
+    std::vector<std::vector<NodeId>> stage_nodes;
+    for (const calc::Stage& stage : c.stages) {
+      std::vector<NodeId> roots;
+      for (const calc::Store& s : stage.stores) roots.push_back(s.value);
+      all_roots.insert(all_roots.end(), roots.begin(), roots.end());
+      stage_nodes.push_back(dag_.reachable(roots));
+    }
+
+    // Emit the loop bodies first: they decide which hoisted factors exist.
+    std::vector<std::string> stage_text;
+    for (std::size_t s = 0; s < c.stages.size(); ++s)
+      stage_text.push_back(emit_stage(int(s), stage_nodes[s]));
+
+    std::ostringstream o;
+    o << "// Calculation '" << c.name << "'";
+    if (!c.schedule_bin.empty())
+      o << " (scheduled " << c.schedule_word << " " << c.schedule_bin << ")";
+    o << ": " << c.stages.size() << (c.stages.size() == 1 ? " stage, " : " stages, ")
+      << c.node_count << " DAG nodes, " << c.flops.total() << " flops per point.\n";
+    o << "extern \"C\" void " << function_name << "(const saguaro_cpu_args* args) {\n";
+    o << "  const std::ptrdiff_t sj = args->alloc[0];\n";
+    o << "  const std::ptrdiff_t sk = std::ptrdiff_t(args->alloc[0]) * args->alloc[1];\n";
+    o << "  (void)sj;\n  (void)sk;\n";
+    o << "#pragma omp parallel\n  {\n";
+    // Grid function base pointers.
+    for (std::size_t g = 0; g < c.grid_functions.size(); ++g)
+      if (used_fields_.count(int(g)))
+        o << "    double* const f" << g << " = args->fields[" << g << "]; // "
+          << c.grid_functions[g].name << "\n";
+    for (int a = 0; a < 3; ++a)
+      if (coordinate_axes_.count(a))
+        o << "    const double origin" << a << " = args->origin[" << a << "], spacing" << a
+          << " = args->spacing[" << a << "];\n    const int ioff" << a << " = args->index_offset["
+          << a << "];\n";
+    // Uniform values, computed once per thread.
+    std::set<NodeId> uniform;
+    for (NodeId id : dag_.reachable(all_roots))
+      if (dag_.node(id).uniform && dag_.node(id).op != Op::Constant) uniform.insert(id);
+    if (!uniform.empty() || !hoisted_.empty()) o << "    // Values uniform over the grid.\n";
+    for (NodeId id : uniform) o << "    const double u" << id << " = " << uniform_expr(id) << ";\n";
+    for (const auto& [name, text] : hoisted_order_)
+      o << "    const double " << name << " = " << text << ";\n";
+    for (const std::string& text : stage_text) o << text;
+    o << "  }\n}\n";
+    return o.str();
+  }
+
+private:
+  // The text that stands for node `id` inside an expression.
+  std::string ref(NodeId id) const {
+    const Node& n = dag_.node(id);
+    if (n.op == Op::Constant) {
+      std::string lit = cpp_literal(n.value);
+      return n.value < 0 ? "(" + lit + ")" : lit;
+    }
+    return (n.uniform ? "u" : "n") + std::to_string(id);
+  }
+
+  // A hoisted (per-thread, outside the loops) value with the given expression, shared by every
+  // node that needs the same one.
+  std::string hoist(const std::string& text) {
+    auto [it, inserted] = hoisted_.try_emplace(text, "h" + std::to_string(hoisted_.size()));
+    if (inserted) hoisted_order_.emplace_back(it->second, text);
+    return it->second;
+  }
+
+  // base^e for e >= 1 by multiplications (squaring for even exponents).
+  std::string power(const std::string& base, long e) {
+    if (e == 1) return base;
+    if (e > 16) {
+      helpers_.insert("saguaro_powi");
+      return "saguaro_powi(" + base + ", " + std::to_string(e) + ")";
+    }
+    if (e % 2 == 0) {
+      std::string half = power(base, e / 2);
+      return "(" + half + " * " + half + ")";
+    }
+    return "(" + power(base, e - 1) + " * " + base + ")";
+  }
+
+  // coefficient * prod factors^e. When `hoist_uniform`, the coefficient and the uniform factors
+  // become one hoisted value (divisions by uniform values thereby become multiplications).
+  std::string product(const Node& n, bool hoist_uniform) {
+    std::vector<std::pair<NodeId, long>> varying, uniform;
+    for (std::size_t k = 0; k < n.kids.size(); ++k) {
+      long e = std::lround(n.weights[k]);
+      if (e == 0) continue;
+      (hoist_uniform && dag_.node(n.kids[k]).uniform ? uniform : varying)
+          .emplace_back(n.kids[k], e);
+    }
+    if (!uniform.empty()) {
+      std::string factor = product_text(coefficient(n.value), uniform);
+      if (factor.find(' ') != std::string::npos) factor = hoist(factor); // else one value
+      return product_text(factor, varying);
+    }
+    if (n.value == -1.0 && !varying.empty()) return "-(" + product_text("", varying) + ")";
+    return product_text(coefficient(n.value), varying);
+  }
+
+  static std::string coefficient(double value) {
+    if (value == 1.0) return "";
+    return value < 0 ? "(" + cpp_literal(value) + ")" : cpp_literal(value);
+  }
+
+  // factor * prod factors^e (factor "" for none): numerator / (denominator).
+  std::string product_text(const std::string& factor,
+                           const std::vector<std::pair<NodeId, long>>& factors) {
+    std::string num = factor, den;
+    int den_count = 0;
+    for (const auto& [id, e] : factors) {
+      if (e > 0) {
+        num += (num.empty() ? "" : " * ") + power(ref(id), e);
+      } else {
+        den += (den.empty() ? "" : " * ") + power(ref(id), -e);
+        ++den_count;
+      }
+    }
+    std::string text = num.empty() ? "1.0" : num;
+    if (!den.empty()) text += " / " + (den_count > 1 ? "(" + den + ")" : den);
+    return text;
+  }
+
+  // value + sum w_k kid_k, left to right as the interpreter adds. A long sum inside the loop
+  // (`split`) is added as kSumChains contiguous partial sums, combined pairwise: one chain of
+  // dependent additions would make its latency, not the issue rate, the bound.
+  static constexpr std::size_t kSplitTerms = 12, kSumChains = 4;
+  std::string sum(const Node& n, bool split) const {
+    struct Term {
+      bool constant;
+      double w;
+      std::string r;
+    };
+    std::vector<Term> terms;
+    if (n.value != 0.0) terms.push_back({true, 1.0, cpp_literal(n.value)});
+    for (std::size_t k = 0; k < n.kids.size(); ++k)
+      terms.push_back({false, n.weights[k], ref(n.kids[k])});
+    if (terms.empty()) return "0.0";
+    auto chain = [&terms](std::size_t begin, std::size_t end) {
+      std::string s;
+      for (std::size_t t = begin; t < end; ++t) {
+        const auto& [constant, w, r] = terms[t];
+        if (constant) {
+          s += t == begin ? r : (r[0] == '-' ? " - " + r.substr(1) : " + " + r);
+        } else if (t == begin) {
+          s += w == 1.0 ? r : w == -1.0 ? "-" + r : cpp_literal(w) + " * " + r;
+        } else if (w == 1.0) {
+          s += " + " + r;
+        } else if (w == -1.0) {
+          s += " - " + r;
+        } else if (w < 0) {
+          s += " - " + cpp_literal(-w) + " * " + r;
+        } else {
+          s += " + " + cpp_literal(w) + " * " + r;
+        }
+      }
+      return s;
+    };
+    if (!split || terms.size() < kSplitTerms) return chain(0, terms.size());
+    std::vector<std::string> parts;
+    for (std::size_t c = 0; c < kSumChains; ++c)
+      parts.push_back(
+          "(" + chain(c * terms.size() / kSumChains, (c + 1) * terms.size() / kSumChains) + ")");
+    while (parts.size() > 1) {
+      std::vector<std::string> next;
+      for (std::size_t i = 0; i + 1 < parts.size(); i += 2)
+        next.push_back("(" + parts[i] + " + " + parts[i + 1] + ")");
+      if (parts.size() % 2) next.push_back(parts.back());
+      parts = next;
+    }
+    return parts[0];
+  }
+
+  std::string call(const Node& n) {
+    std::string name = helper_for(n.fn);
+    if (name.rfind("saguaro_", 0) == 0) helpers_.insert(name);
+    std::string s = name + "(";
+    int count = arity(n.fn);
+    if (int(n.kids.size()) < count)
+      throw std::invalid_argument(std::string("codegen: ") + calc::function_name(n.fn) +
+                                  " has too few arguments");
+    for (int k = 0; k < count; ++k) s += (k ? ", " : "") + ref(n.kids[k]);
+    return s + ")";
+  }
+
+  std::string pow_node(const Node& n) {
+    helpers_.insert("saguaro_pow");
+    return "saguaro_pow(" + ref(n.kids[0]) + ", " + ref(n.kids[1]) + ")";
+  }
+
+  std::string uniform_expr(NodeId id) {
+    const Node& n = dag_.node(id);
+    switch (n.op) {
+    case Op::Parameter: return "args->parameters[" + std::to_string(n.index) + "]";
+    case Op::Spacing: return "args->spacing[" + std::to_string(n.index) + "]";
+    case Op::Time: return "args->time";
+    case Op::Add: return sum(n, false);
+    case Op::Mul: return product(n, false);
+    case Op::Pow: return pow_node(n);
+    case Op::Call: return call(n);
+    default: break;
+    }
+    throw std::logic_error("codegen: a uniform node of unexpected kind");
+  }
+
+  std::string emit_stage(int s, const std::vector<NodeId>& nodes) {
+    const calc::Stage& stage = calc_.stages[s];
+    std::set<int> written;
+    for (const calc::Store& st : stage.stores) written.insert(st.grid_function);
+
+    // Rows read: (grid function, dy, dz) -> pointer name; offsets (dy, dz) -> stride name.
+    std::map<std::tuple<int, int, int>, std::string> rows;
+    std::map<std::pair<int, int>, std::string> row_offsets;
+    std::set<int> axes;
+    std::ostringstream body;
+    for (NodeId id : nodes) {
+      const Node& n = dag_.node(id);
+      if (n.uniform) continue;
+      std::string text;
+      switch (n.op) {
+      case Op::Load: {
+        used_fields_.insert(n.index);
+        int dx = n.offset[0], dy = n.offset[1], dz = n.offset[2];
+        std::string pointer;
+        if (written.count(n.index)) {
+          if (n.offset != calc::Offset{0, 0, 0})
+            throw std::invalid_argument("codegen: calculation '" + calc_.name +
+                                        "' reads grid function '" +
+                                        calc_.grid_functions[n.index].name +
+                                        "' at a neighbouring point in the stage that writes it");
+          pointer = "w" + std::to_string(n.index);
+        } else {
+          pointer = "r" + std::to_string(n.index) + offset_suffix(dy, dz);
+          rows[{n.index, dy, dz}] = pointer;
+          if (dy != 0 || dz != 0) row_offsets[{dy, dz}] = "o" + offset_suffix(dy, dz);
+        }
+        text = pointer + "[i" +
+               (dx == 0 ? "" : (dx > 0 ? " + " : " - ") + std::to_string(std::abs(dx))) + "]";
+        break;
+      }
+      case Op::Coordinate: {
+        int a = n.index;
+        axes.insert(a);
+        coordinate_axes_.insert(a);
+        int off = n.offset[a];
+        text = kAxis[a];
+        if (off != 0)
+          text +=
+              " + " + hoist(std::to_string(off) + ".0 * args->spacing[" + std::to_string(a) + "]");
+        break;
+      }
+      case Op::Add: text = sum(n, true); break;
+      case Op::Mul: text = product(n, true); break;
+      case Op::Pow: text = pow_node(n); break;
+      case Op::Call: text = call(n); break;
+      default: throw std::logic_error("codegen: a varying node of unexpected kind");
+      }
+      body << "            const double n" << id << " = " << text << ";\n";
+    }
+    for (const calc::Store& st : stage.stores) {
+      used_fields_.insert(st.grid_function);
+      body << "            w" << st.grid_function << "[i] = " << ref(st.value) << ";\n";
+    }
+
+    std::ostringstream o;
+    o << "    // Stage " << s << ": stores";
+    for (const calc::Store& st : stage.stores)
+      o << " " << calc_.grid_functions[st.grid_function].name;
+    o << "; region [lo - (" << stage.extent_lo[0] << "," << stage.extent_lo[1] << ","
+      << stage.extent_lo[2] << "), hi + (" << stage.extent_hi[0] << "," << stage.extent_hi[1] << ","
+      << stage.extent_hi[2] << ")).\n";
+    o << "    {\n";
+    auto bound = [](const char* side, int a, int extent) {
+      std::string s = std::string("args->") + side + "[" + std::to_string(a) + "]";
+      if (extent != 0) s += std::string(side[0] == 'l' ? " - " : " + ") + std::to_string(extent);
+      return s;
+    };
+    o << "      const int i0 = " << bound("lo", 0, stage.extent_lo[0])
+      << ", i1 = " << bound("hi", 0, stage.extent_hi[0]) << ";\n";
+    o << "      const std::ptrdiff_t j0 = " << bound("lo", 1, stage.extent_lo[1])
+      << ", j1 = " << bound("hi", 1, stage.extent_hi[1]) << ";\n";
+    o << "      const std::ptrdiff_t k0 = " << bound("lo", 2, stage.extent_lo[2])
+      << ", k1 = " << bound("hi", 2, stage.extent_hi[2]) << ";\n";
+    for (const auto& [d, name] : row_offsets)
+      o << "      const std::ptrdiff_t " << name << " = " << d.first << " * sj + " << d.second
+        << " * sk;\n";
+    o << "#pragma omp for collapse(2) schedule(static)\n";
+    o << "      for (std::ptrdiff_t k = k0; k < k1; ++k) {\n";
+    o << "        for (std::ptrdiff_t j = j0; j < j1; ++j) {\n";
+    o << "          const std::ptrdiff_t row = k * sk + j * sj;\n";
+    for (const auto& [key, name] : rows) {
+      auto [g, dy, dz] = key;
+      o << "          const double* __restrict__ const " << name << " = f" << g << " + ";
+      if (dy == 0 && dz == 0)
+        o << "row;\n";
+      else
+        o << "(row + o" << offset_suffix(dy, dz) << ");\n";
+    }
+    for (int g : written)
+      o << "          double* __restrict__ const w" << g << " = f" << g << " + row;\n";
+    if (axes.count(2)) o << "          const double z = origin2 + double(k + ioff2) * spacing2;\n";
+    if (axes.count(1)) o << "          const double y = origin1 + double(j + ioff1) * spacing1;\n";
+    o << "#pragma omp simd\n";
+    o << "          for (int i = i0; i < i1; ++i) {\n";
+    if (axes.count(0))
+      o << "            const double x = origin0 + double(i + ioff0) * spacing0;\n";
+    o << body.str();
+    o << "          }\n        }\n      }\n    }\n";
+    return o.str();
+  }
+
+  const calc::Calculation& calc_;
+  const calc::Dag& dag_;
+  std::set<std::string>& helpers_;
+  std::set<int> used_fields_;
+  std::set<int> coordinate_axes_;
+  std::map<std::string, std::string> hoisted_;
+  std::vector<std::pair<std::string, std::string>> hoisted_order_;
+};
+
+} // namespace
+
+std::string generate_cpp(const calc::Program& program) {
+  std::set<std::string> helpers;
+  std::vector<std::string> functions;
+  for (std::size_t c = 0; c < program.calculations.size(); ++c) {
+    CalculationEmitter emitter(program.calculations[c], helpers);
+    functions.push_back(emitter.emit(cpu_function_name(program, c)));
+  }
+
+  std::ostringstream o;
+  o << "// Generated by Saguaro (CPU backend) from thorn " << program.thorn << ", fd_order "
+    << program.fd_order << ": " << program.calculations.size() << " calculation"
+    << (program.calculations.size() == 1 ? "" : "s") << ".\n";
+  o << "// One function per calculation: void saguaro_calc_<index>_<name>(const "
+       "saguaro_cpu_args*).\n";
+  o << "#include <cmath>\n#include <cstddef>\n\n";
+  o << "extern \"C\" {\n";
+  o << "struct saguaro_cpu_args {\n  " SAGUARO_STR(SAGUARO_CPU_ARGS_FIELDS) "\n};\n";
+  o << "int saguaro_cpu_abi(void) { return " << kCpuAbiVersion << "; }\n";
+  o << "unsigned long saguaro_cpu_args_size(void) { return sizeof(saguaro_cpu_args); }\n";
+  o << "}\n\n";
+  o << "namespace {\n";
+  for (const Helper& h : kHelpers)
+    if (helpers.count(h.name)) o << h.text;
+  o << "} // namespace\n";
+  for (const std::string& f : functions) o << "\n" << f;
+  return o.str();
+}
+
+} // namespace saguaro::codegen

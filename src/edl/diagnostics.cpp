@@ -75,21 +75,26 @@ EdlError::EdlError(SourceLoc loc, std::string message, std::vector<Note> notes)
       message_(std::move(message)), notes_(std::move(notes)) {}
 
 std::string nearest_name(std::string_view name, const std::vector<std::string>& candidates) {
+  // Edit distance counting a swap of neighbouring letters as one edit (optimal string
+  // alignment), case-insensitive: `xmni` is one typo away from `xmin`.
   auto distance = [](std::string_view a, std::string_view b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-      std::size_t diagonal = row[0];
-      row[0] = i;
+    auto same = [&](std::size_t i, std::size_t j) {
+      return std::tolower(static_cast<unsigned char>(a[i])) ==
+             std::tolower(static_cast<unsigned char>(b[j]));
+    };
+    const std::size_t w = b.size() + 1;
+    std::vector<std::size_t> d((a.size() + 1) * w);
+    for (std::size_t i = 0; i <= a.size(); ++i) d[i * w] = i;
+    for (std::size_t j = 0; j <= b.size(); ++j) d[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i)
       for (std::size_t j = 1; j <= b.size(); ++j) {
-        std::size_t above = row[j];
-        bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                    std::tolower(static_cast<unsigned char>(b[j - 1]));
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
-        diagonal = above;
+        std::size_t v = std::min({d[(i - 1) * w + j] + 1, d[i * w + j - 1] + 1,
+                                  d[(i - 1) * w + j - 1] + (same(i - 1, j - 1) ? 0 : 1)});
+        if (i > 1 && j > 1 && same(i - 1, j - 2) && same(i - 2, j - 1))
+          v = std::min(v, d[(i - 2) * w + j - 2] + 1);
+        d[i * w + j] = v;
       }
-    }
-    return row[b.size()];
+    return d[a.size() * w + b.size()];
   };
   std::string best;
   std::size_t best_distance = std::max<std::size_t>(1, name.size() / 3) + 1;

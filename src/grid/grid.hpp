@@ -43,13 +43,13 @@ Box intersect(const Box& a, const Box& b);
 // This rank's part of the grid. Local array index (0,0,0) is global point owned.lo - ghost.
 struct Patch {
   GridSpec spec;
-  Box owned;                                 // points this rank evolves
+  Box owned;                                  // points this rank evolves
   std::array<std::array<bool, 2>, 3> outer{}; // [axis][lower=0/upper=1]: an outer boundary face
   int rank = 0, ranks = 1;
 
   int ghost() const { return spec.ghost; }
-  Index3 size() const;  // owned points per axis
-  Index3 alloc() const; // allocated points per axis: size + 2*ghost
+  Index3 size() const;        // owned points per axis
+  Index3 alloc() const;       // allocated points per axis: size + 2*ghost
   std::size_t points() const; // alloc()[0]*alloc()[1]*alloc()[2]
   // Array offset of global point (i,j,k); it must lie in the allocated box.
   std::size_t linear(int i, int j, int k) const;
@@ -88,6 +88,9 @@ private:
   MPI_Comm cart_ = MPI_COMM_NULL;
   Index3 dims_{1, 1, 1}, coords_{0, 0, 0};
   std::array<std::array<int, 2>, 3> neighbour_{}; // MPI_PROC_NULL at outer faces
+  // sync()'s message buffers per side [lower=0/upper=1], kept between calls (grown, never
+  // shrunk) so that a step does not reallocate.
+  mutable std::array<std::vector<double>, 2> send_buffer_, recv_buffer_;
 };
 
 // Storage for named grid functions on one patch, zero-initialised.

@@ -39,9 +39,9 @@ void write_hdf5(const std::string& dir, const grid::Patch& patch, const std::str
 
 // Checkpoints: `<dir>/checkpoint.chkpt.it_<N>.file_<rank>.h5`, written to a `.tmp` name and
 // renamed when complete; a checkpoint counts only when every rank's file exists (rank 0
-// writes `checkpoint.chkpt.it_<N>.done` after a barrier). Holds each variable's owned box
-// with its global origin, the state (iteration, time, dt), the number of ranks and the
-// parameter text.
+// writes `checkpoint.chkpt.it_<N>.done` after a barrier). Holds each variable's valid box (owned
+// points and outer boundary layers) with its global origin, the state (iteration, time, dt), the
+// number of ranks and the parameter text.
 struct CheckpointState {
   int iteration = 0;
   double time = 0.0;
@@ -54,7 +54,7 @@ void write_checkpoint(const std::string& dir, const grid::Decomposition& decompo
                       const std::string& parameters_text, int keep = 2);
 // The iteration of the newest complete checkpoint in `dir`, or -1.
 int newest_checkpoint(const std::string& dir);
-// Collective. Reads checkpoint `iteration` into the owned points of `fields` (any rank count
+// Collective. Reads checkpoint `iteration` into the valid points of `fields` (any rank count
 // may have written it: each rank reads the parts of every file that overlap its box). Throws
 // std::runtime_error with the file name when a variable is missing or the grid differs.
 CheckpointState read_checkpoint(const std::string& dir, int iteration,

@@ -1,1 +1,99 @@
-// placeholder: replaced by the implementation
+#include "runtime/kernel.hpp"
+
+#include "runtime/backends.hpp"
+#include "runtime/check.hpp"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+namespace saguaro::runtime {
+
+int Margin::max() const {
+  int m = 0;
+  for (int a = 0; a < 3; ++a) m = std::max({m, lo[a], hi[a]});
+  return m;
+}
+
+Margin required_margin(const calc::Calculation& calc) {
+  Margin margin;
+  for (const calc::Stage& stage : calc.stages) {
+    std::vector<calc::NodeId> roots;
+    for (const calc::Store& st : stage.stores) roots.push_back(st.value);
+    std::array<int, 3> reach_lo{0, 0, 0}, reach_hi{0, 0, 0};
+    for (calc::NodeId id : calc.dag.reachable(roots)) {
+      const calc::Node& n = calc.dag.node(id);
+      if (n.op != calc::Op::Load) continue;
+      for (int a = 0; a < 3; ++a) {
+        reach_lo[a] = std::max(reach_lo[a], -n.offset[a]);
+        reach_hi[a] = std::max(reach_hi[a], n.offset[a]);
+      }
+    }
+    for (int a = 0; a < 3; ++a) {
+      margin.lo[a] = std::max(margin.lo[a], stage.extent_lo[a] + reach_lo[a]);
+      margin.hi[a] = std::max(margin.hi[a], stage.extent_hi[a] + reach_hi[a]);
+    }
+  }
+  return margin;
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& options) {
+  if (name == "interpreter") return make_interpreter_backend();
+  if (name == "cpu") return std::make_unique<CpuBackend>(options);
+  throw std::invalid_argument("unknown backend '" + name + "' (known: interpreter, cpu)");
+}
+
+namespace detail {
+
+CallShape call_shape(const calc::Calculation& calc) {
+  CallShape shape;
+  shape.name = calc.name;
+  shape.grid_functions = calc.grid_functions.size();
+  std::set<int> used;
+  std::vector<calc::NodeId> roots;
+  for (const calc::Stage& stage : calc.stages)
+    for (const calc::Store& st : stage.stores) {
+      used.insert(st.grid_function);
+      roots.push_back(st.value);
+    }
+  for (calc::NodeId id : calc.dag.reachable(roots)) {
+    const calc::Node& n = calc.dag.node(id);
+    if (n.op == calc::Op::Load) used.insert(n.index);
+    if (n.op == calc::Op::Parameter) shape.parameters = std::max(shape.parameters, n.index + 1);
+  }
+  shape.used_fields.assign(used.begin(), used.end());
+  shape.margin = required_margin(calc);
+  return shape;
+}
+
+bool check_args(const CallShape& shape, const KernelArgs& args) {
+  const std::string what = "calculation '" + shape.name + "': ";
+  if (args.fields.size() < shape.grid_functions)
+    throw std::invalid_argument(what + std::to_string(args.fields.size()) + " fields given, " +
+                                std::to_string(shape.grid_functions) + " needed");
+  for (int g : shape.used_fields)
+    if (args.fields[g] == nullptr)
+      throw std::invalid_argument(what + "field " + std::to_string(g) + " is null");
+  if (int(args.parameters.size()) < shape.parameters)
+    throw std::invalid_argument(what + std::to_string(args.parameters.size()) +
+                                " parameters given, " + std::to_string(shape.parameters) +
+                                " needed");
+  for (int a = 0; a < 3; ++a)
+    if (args.alloc[a] < 0) throw std::invalid_argument(what + "negative allocation size");
+  bool empty = false;
+  for (int a = 0; a < 3; ++a) empty = empty || args.hi[a] <= args.lo[a];
+  if (empty) return false;
+  for (int a = 0; a < 3; ++a)
+    if (args.lo[a] - shape.margin.lo[a] < 0 || args.hi[a] + shape.margin.hi[a] > args.alloc[a])
+      throw std::invalid_argument(what + "the region [" + std::to_string(args.lo[a]) + ", " +
+                                  std::to_string(args.hi[a]) + ") along axis " + std::to_string(a) +
+                                  " with the margin (" + std::to_string(shape.margin.lo[a]) + ", " +
+                                  std::to_string(shape.margin.hi[a]) +
+                                  ") the calculation reads does not fit the " +
+                                  std::to_string(args.alloc[a]) + " allocated points");
+  return true;
+}
+
+} // namespace detail
+
+} // namespace saguaro::runtime

@@ -18,12 +18,16 @@ namespace saguaro::runtime {
 // One patch's arrays as a calculation sees them. Arrays are C order [z][y][x], x fastest,
 // `alloc` points per axis; local index (0,0,0) is the first allocated point.
 struct KernelArgs {
-  std::vector<double*> fields;    // per Calculation::grid_functions index
+  std::vector<double*> fields; // per Calculation::grid_functions index
   std::array<int, 3> alloc{0, 0, 0};
   // The region where the calculation's outputs (its last stage) are computed, local
   // indices, [lo, hi). Earlier stages cover it grown by their Stage::extent_lo/hi.
   std::array<int, 3> lo{0, 0, 0}, hi{0, 0, 0};
-  std::array<double, 3> origin{0, 0, 0};  // coordinate of local index (0,0,0)
+  // Coordinates: x = origin + (i + index_offset) * spacing for local index i, origin being
+  // the grid's and index_offset the global index of local index 0. Computed from the global
+  // index, a point's coordinate is the same bits on every rank, whatever the decomposition.
+  std::array<double, 3> origin{0, 0, 0};
+  std::array<int, 3> index_offset{0, 0, 0};
   std::array<double, 3> spacing{1, 1, 1};
   double time = 0.0;
   std::vector<double> parameters; // calc::Program::parameters order (keywords: their index)

@@ -1,0 +1,43 @@
+// Helpers shared by the param.ccl parser, the .par parser and the registry (not part of the
+// public API): case folding, number and boolean literals, range checks, value formatting.
+#pragma once
+
+#include "param/registry.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace saguaro::param::detail {
+
+std::string lower(std::string_view text);
+bool iequals(std::string_view a, std::string_view b);
+std::string trim(std::string_view text);
+
+// A Cactus number literal: `-2`, `.5`, `1.`, `1e-3`, `1.0d-3` (Fortran exponent), `+4E2`.
+bool is_number_literal(std::string_view text);
+// The value of such a literal (nullopt when `text` is not one).
+std::optional<double> parse_real(std::string_view text);
+// An integer literal, or a real literal with an integral value that fits in a long (`1e6`).
+// Sets `not_integral` when it is a number but not an integer.
+std::optional<long> parse_int(std::string_view text, bool* not_integral = nullptr,
+                              bool* too_large = nullptr);
+// yes/no/true/false/1/0, case-insensitive.
+std::optional<bool> parse_bool(std::string_view text);
+
+// Parses an INT or REAL range such as `(0:1]`, `0:*`, `1:8:2`, `3`. Returns an error message
+// (empty when fine) and fills `item` (its text and description are left alone).
+std::string parse_numeric_range(std::string_view text, Type type, RangeItem& item);
+
+bool in_range(const RangeItem& item, double value, Type type);
+// Whether `value` satisfies at least one of the declaration's ranges (always when none).
+// Keywords compare case-insensitively; strings are ECMAScript regexes searched in the value.
+bool value_allowed(const Declaration& decl, const Value& value);
+
+// "10", "0.5", "1.0", "yes", "\"text\"" (strings and keywords quoted when `quote`).
+std::string format_value(const Value& value, bool quote);
+// "2:8:2 (even orders)" lines for messages, joined by "; ".
+std::string format_ranges(const Declaration& decl);
+
+} // namespace saguaro::param::detail

@@ -1,0 +1,716 @@
+#include "schedule/simulation.hpp"
+
+#include "calc/lower.hpp"
+#include "edl/parser.hpp"
+#include "io/io.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+namespace saguaro::host {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+std::string upper(std::string s) {
+  for (char& c : s) c = char(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+[[noreturn]] void par_error(const Setup& setup, const std::string& thorn, const std::string& name,
+                            const std::string& message, std::vector<edl::Note> notes = {}) {
+  edl::SourceLoc loc = setup.registry.set_at(thorn, name);
+  if (!loc.valid()) loc = edl::SourceLoc{setup.par.source, 1, 1, 1};
+  throw edl::EdlError(loc, message, std::move(notes));
+}
+
+// The EDL thorn's `begin parameters` block as param.ccl declarations, so one registry
+// checks them like every other thorn's.
+std::vector<param::Declaration> edl_declarations(const calc::Program& program) {
+  std::vector<param::Declaration> out;
+  for (const calc::Parameter& p : program.parameters) {
+    param::Declaration d;
+    d.thorn = program.thorn;
+    d.name = p.name;
+    d.description = p.description;
+    d.access = param::Access::Private;
+    param::RangeItem range;
+    range.lo = p.min;
+    range.hi = p.max;
+    range.text = fmt::format("{}:{}", p.min ? fmt::format("{}", *p.min) : "*",
+                             p.max ? fmt::format("{}", *p.max) : "*");
+    switch (p.type) {
+    case edl::ParameterType::Real:
+      d.type = param::Type::Real;
+      d.default_value = p.default_value;
+      d.ranges.push_back(range);
+      break;
+    case edl::ParameterType::Int:
+      d.type = param::Type::Int;
+      d.default_value = long(std::lround(p.default_value));
+      d.ranges.push_back(range);
+      break;
+    case edl::ParameterType::Boolean:
+      d.type = param::Type::Boolean;
+      d.default_value = p.default_value != 0.0;
+      break;
+    case edl::ParameterType::Keyword:
+      d.type = param::Type::Keyword;
+      d.default_value = p.default_keyword;
+      for (const std::string& word : p.keyword_values) {
+        param::RangeItem item;
+        item.text = word;
+        d.ranges.push_back(item);
+      }
+      break;
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+// Where an EDL calculation lands: a bin (`at initial`) or a group (`in MoL_CalcRHS`).
+schedule::ScheduleItem schedule_item(const calc::Calculation& calc, const std::string& thorn) {
+  schedule::ScheduleItem item;
+  item.name = calc.name;
+  item.thorn = thorn;
+  item.lang = "EDL";
+  item.description = fmt::format("EDL calculation {}{}", calc.name,
+                                 calc.on_boundary ? " (on the outer boundary)" : "");
+  item.loc = calc.loc;
+  std::string bin = upper(calc.schedule_bin);
+  if (bin.rfind("CCTK_", 0) == 0) bin = bin.substr(5);
+  const auto& bins = schedule::bins();
+  if (std::find(bins.begin(), bins.end(), bin) != bins.end()) {
+    item.at = true;
+    item.where = bin;
+    if (bin == "ANALYSIS") item.before = {"IOScalar_OutputNorms"};
+  } else {
+    item.at = false;
+    item.where = calc.schedule_bin;
+    if (lower(item.where) == "mol_calcrhs") {
+      item.where = "MoL_CalcRHS";
+      item.before = {"Boundary_RHS"};
+    } else if (lower(item.where) == "mol_poststep") {
+      item.where = "MoL_PostStep";
+      item.after = {"Boundary_ApplyOuter"};
+    }
+  }
+  return item;
+}
+
+} // namespace
+
+Setup load_setup(const std::string& par_path) {
+  Setup setup;
+  setup.par_path = par_path;
+  setup.par = param::parse_par_file(par_path);
+  setup.registry = param::Registry::with_builtin_components();
+
+  const param::Assignment* eq = setup.par.find("Saguaro", "equations");
+  if (eq == nullptr || eq->text.empty())
+    throw edl::EdlError(edl::SourceLoc{setup.par.source, 1, 1, 1}, "Saguaro::equations is not set",
+                        {{{},
+                          "name the EDL file with the physics, e.g. "
+                          "Saguaro::equations = \"wave.edl\" (relative to the .par file)"}});
+  fs::path edl = eq->text;
+  if (edl.is_relative()) edl = fs::path(par_path).parent_path() / edl;
+  setup.edl_path = edl.lexically_normal().string();
+  if (!fs::is_regular_file(edl))
+    throw edl::EdlError(eq->value_loc, fmt::format("no EDL file '{}'", setup.edl_path),
+                        {{{}, "Saguaro::equations is relative to the .par file's directory"}});
+
+  // Lower once to learn the thorn's parameters, check the .par against every declaration,
+  // then lower again if the finite-difference order differs from the default.
+  edl::Thorn thorn = edl::parse_file(setup.edl_path);
+  setup.program = calc::lower(thorn, calc::LowerOptions{4});
+  setup.registry.declare_all(edl_declarations(setup.program));
+  setup.registry.apply(setup.par);
+  int fd_order = int(setup.registry.get_int("Saguaro", "fd_order"));
+  if (fd_order != 4) setup.program = calc::lower(thorn, calc::LowerOptions{fd_order});
+
+  setup.schedule = schedule::Schedule::with_builtin_components();
+  for (const calc::Calculation& c : setup.program.calculations)
+    setup.schedule.add(schedule_item(c, setup.program.thorn));
+  setup.schedule.validate();
+
+  // Settings that are each in range but do not make a run together (Cactus's PARAMCHECK).
+  const param::Registry& reg = setup.registry;
+  if (reg.get_keyword("Time", "timestep_method") == "given" &&
+      reg.get_real("Time", "timestep") <= 0)
+    par_error(setup, "Time", "timestep_method",
+              "Time::timestep_method = \"given\" needs a positive Time::timestep");
+  const std::string terminate = reg.get_keyword("Cactus", "terminate");
+  if ((terminate == "time" || terminate == "all") && reg.get_real("Cactus", "cctk_final_time") < 0)
+    par_error(
+        setup, "Cactus", "terminate",
+        fmt::format("Cactus::terminate = \"{}\" needs Cactus::cctk_final_time >= 0", terminate));
+  if (terminate == "runtime" && reg.get_real("Cactus", "max_runtime") <= 0)
+    par_error(setup, "Cactus", "terminate",
+              fmt::format("Cactus::terminate = \"{}\" needs Cactus::max_runtime > 0 (minutes)",
+                          terminate));
+
+  const std::string backend = setup.registry.get_keyword("Saguaro", "backend");
+  if (backend == "cuda")
+    par_error(setup, "Saguaro", "backend", "the CUDA backend is not available in this build",
+              {{{}, "use \"cpu\" (generated C++) or \"auto\""}});
+  return setup;
+}
+
+std::string output_directory(const Setup& setup) {
+  return param::expand_parfile(setup.registry.get_string("IO", "out_dir"), setup.par_path);
+}
+
+// A compiled calculation, the GridFunctions index of each of its grid functions, and the
+// regions it covers.
+struct Simulation::CalcBinding {
+  const calc::Calculation* calc = nullptr;
+  const runtime::CompiledCalculation* kernel = nullptr;
+  std::vector<int> field_index; // per calc.grid_functions
+  bool pointwise = false;       // reads nothing at a nonzero offset: runs on every point
+  bool rhs = false;             // in MoL_CalcRHS: its outputs need no ghost exchange
+  std::vector<int> outputs;     // GridFunctions indices of the last stage's stores
+};
+
+Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
+    : setup_(std::move(setup)), comm_(comm), log_(log) {
+  MPI_Comm_rank(comm_, &rank_);
+  const param::Registry& reg = setup_.registry;
+  const calc::Program& program = setup_.program;
+
+  // Ghost width: the widest reach of any calculation, unless the user asks for more.
+  int needed = 1;
+  std::string widest;
+  for (const calc::Calculation& c : program.calculations)
+    if (int m = runtime::required_margin(c).max(); m > needed) {
+      needed = m;
+      widest = c.name;
+    }
+  ghost_ = needed;
+  if (long g = reg.get_int("Driver", "ghost_size"); g >= 0) {
+    if (g < needed)
+      par_error(setup_, "Driver", "ghost_size",
+                fmt::format("Driver::ghost_size = {} is less than the {} points calculation '{}' "
+                            "reads beyond the points it computes",
+                            g, needed, widest));
+    ghost_ = int(g);
+  }
+  static const char* faces[3][2] = {
+      {"x_lower", "x_upper"}, {"y_lower", "y_upper"}, {"z_lower", "z_upper"}};
+  for (int a = 0; a < 3; ++a)
+    for (int s = 0; s < 2; ++s) {
+      std::string name = std::string("boundary_size_") + faces[a][s];
+      long b = reg.get_int("CoordBase", name);
+      if (b < 0) continue;
+      if (b < needed)
+        par_error(setup_, "CoordBase", name,
+                  fmt::format("CoordBase::{} = {} is less than the stencil reach {} of '{}'", name,
+                              b, needed, widest));
+      ghost_ = std::max(ghost_, int(b));
+    }
+
+  // The grid.
+  grid::GridSpec spec;
+  spec.ghost = ghost_;
+  const bool all_periodic = reg.get_bool("Periodic", "periodic");
+  const char* axis_names[3] = {"x", "y", "z"};
+  const bool by_cells = reg.get_keyword("CoordBase", "spacing") == "numcells";
+  for (int a = 0; a < 3; ++a) {
+    std::string ax = axis_names[a];
+    spec.periodic[a] = all_periodic || reg.get_bool("Periodic", "periodic_" + ax);
+    double lo = reg.get_real("CoordBase", ax + "min"), hi = reg.get_real("CoordBase", ax + "max");
+    if (!(hi > lo))
+      par_error(
+          setup_, "CoordBase", ax + "max",
+          fmt::format("CoordBase::{}max = {} must be larger than {}min = {}", ax, hi, ax, lo));
+    long cells;
+    if (by_cells) {
+      cells = reg.get_int("CoordBase", "ncells_" + ax);
+    } else {
+      double d = reg.get_real("CoordBase", "d" + ax);
+      double n = (hi - lo) / d;
+      cells = std::lround(n);
+      if (cells < 1 || std::abs(n - double(cells)) > 1e-8 * n)
+        par_error(setup_, "CoordBase", "d" + ax,
+                  fmt::format("CoordBase::d{} = {} does not divide {}max - {}min = {} into whole "
+                              "cells ({:.6g} cells)",
+                              ax, d, ax, ax, hi - lo, n),
+                  {{{},
+                    "choose d" + ax + " = (" + ax + "max - " + ax +
+                        "min) / N, or set CoordBase::spacing = \"numcells\""}});
+    }
+    spec.origin[a] = lo;
+    spec.spacing[a] = (hi - lo) / double(cells);
+    spec.points[a] = int(spec.periodic[a] ? cells : cells + 1);
+  }
+  decomposition_ = std::make_unique<grid::Decomposition>(spec, comm_);
+  fields_ = std::make_unique<grid::GridFunctions>(decomposition_->patch());
+
+  // Storage: the thorn's variables, right-hand sides and intermediates.
+  for (const std::string& v : program.variables) fields_->add(v);
+  for (const calc::Calculation& c : program.calculations)
+    for (const calc::GridFunctionRef& gf : c.grid_functions) fields_->add(gf.name);
+  for (const std::string& v : program.evolved) {
+    evolved_.push_back(fields_->find(v));
+    std::string rhs;
+    for (const calc::Calculation& c : program.calculations)
+      for (const calc::GridFunctionRef& gf : c.grid_functions)
+        if (gf.role == calc::GridFunctionRole::RightHandSide && gf.evolves == v) rhs = gf.name;
+    rhs_.push_back(fields_->add(rhs.empty() ? v + "rhs" : rhs));
+    evolved_u0_.push_back(reg.get_real("Saguaro", "radiative_value"));
+  }
+
+  // Boundary conditions per outer face.
+  const std::string all_faces = reg.get_keyword("Saguaro", "boundary_condition");
+  for (int a = 0; a < 3; ++a)
+    for (int s = 0; s < 2; ++s) {
+      std::string face = reg.get_keyword("Saguaro", std::string("boundary_") + faces[a][s]);
+      boundary_[a][s] = grid::boundary_kind_from_string(face == "default" ? all_faces : face);
+    }
+
+  // Compile.
+  std::string backend = reg.get_keyword("Saguaro", "backend");
+  if (backend == "auto") backend = "cpu";
+  runtime::BackendOptions options;
+  options.cache_dir = reg.get_string("Saguaro", "cache_dir");
+  options.verbose = reg.get_bool("Saguaro", "verbose") && rank_ == 0;
+  backend_ = runtime::make_backend(backend, options);
+  kernels_ = backend_->compile(program);
+
+  for (std::size_t i = 0; i < program.calculations.size(); ++i) {
+    const calc::Calculation& c = program.calculations[i];
+    auto b = std::make_unique<CalcBinding>();
+    b->calc = &c;
+    b->kernel = kernels_[i].get();
+    for (const calc::GridFunctionRef& gf : c.grid_functions)
+      b->field_index.push_back(fields_->find(gf.name));
+    runtime::Margin m = runtime::required_margin(c);
+    b->pointwise = m.max() == 0;
+    b->rhs = lower(c.schedule_bin) == "mol_calcrhs";
+    for (int o : c.outputs) b->outputs.push_back(b->field_index[o]);
+    bindings_.push_back(std::move(b));
+  }
+
+  // Output.
+  out_dir_ = output_directory(setup_);
+  std::string cp = param::expand_parfile(reg.get_string("IO", "checkpoint_dir"), setup_.par_path);
+  checkpoint_dir_ = cp.empty() ? (fs::path(out_dir_) / "checkpoints").string() : cp;
+  norm_vars_ = resolve_output_vars("IOScalar", "out_vars");
+  hdf5_vars_ = resolve_output_vars("IOHDF5", "out_vars");
+
+  // Time integration.
+  schedule::MethodOfLines::System system;
+  for (std::size_t v = 0; v < evolved_.size(); ++v) {
+    system.state.push_back(fields_->data(evolved_[v]));
+    system.rhs.push_back(fields_->data(rhs_[v]));
+  }
+  system.points = decomposition_->patch().points();
+  system.calc_rhs = [this](double t) {
+    time_ = t;
+    executor_->run("MoL_CalcRHS");
+  };
+  system.post_step = [this](double t) {
+    time_ = t;
+    executor_->run("MoL_PostStep");
+  };
+  mol_ = std::make_unique<schedule::MethodOfLines>(
+      schedule::ode_method_from_string(reg.get_keyword("MoL", "ODE_Method")), std::move(system));
+
+  executor_ = std::make_unique<schedule::Executor>(setup_.schedule, timers_);
+  bind_schedule();
+  if (auto unbound = executor_->unbound(); !unbound.empty())
+    throw std::logic_error("scheduled functions without an implementation: " + unbound.front());
+}
+
+Simulation::~Simulation() = default;
+
+std::vector<std::string> Simulation::resolve_output_vars(const std::string& thorn,
+                                                         const std::string& name) const {
+  const calc::Program& program = setup_.program;
+  std::string text = setup_.registry.get_string(thorn, name);
+  std::vector<std::string> out;
+  auto add = [&](const std::string& v) {
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  };
+  std::istringstream words(text);
+  std::string word;
+  std::vector<std::string> known;
+  for (const std::string& v : program.variables) known.push_back(program.thorn + "::" + v);
+  for (const auto& [g, members] : program.groups) known.push_back(program.thorn + "::" + g);
+  for (const auto& [t, members] : program.tensors) known.push_back(program.thorn + "::" + t);
+  while (words >> word) {
+    if (lower(word) == "all") {
+      for (const std::string& v : program.variables) add(v);
+      continue;
+    }
+    std::string var = word;
+    if (auto p = word.find("::"); p != std::string::npos) {
+      std::string t = word.substr(0, p);
+      if (lower(t) != lower(program.thorn) && lower(t) != lower(program.implements))
+        par_error(setup_, thorn, name,
+                  fmt::format("{}::{} names '{}', which is not a variable of thorn {}", thorn, name,
+                              word, program.thorn),
+                  edl::did_you_mean(word, known));
+      var = word.substr(p + 2);
+    }
+    bool found = false;
+    for (const std::string& v : program.variables)
+      if (lower(v) == lower(var)) {
+        add(v);
+        found = true;
+      }
+    // A group, or a tensor by its name (El for El1 El2 El3).
+    for (const auto* sets : {&program.groups, &program.tensors})
+      for (const auto& [g, members] : *sets)
+        if (lower(g) == lower(var)) {
+          for (const std::string& m : members) add(m);
+          found = true;
+        }
+    if (!found)
+      par_error(setup_, thorn, name,
+                fmt::format("{}::{} names '{}', which is not a variable or group of thorn {}",
+                            thorn, name, word, program.thorn),
+                edl::did_you_mean(word, known));
+  }
+  return out;
+}
+
+std::vector<double> Simulation::parameter_values() const {
+  std::vector<double> values;
+  const param::Registry& reg = setup_.registry;
+  const std::string& thorn = setup_.program.thorn;
+  for (const calc::Parameter& p : setup_.program.parameters) {
+    switch (p.type) {
+    case edl::ParameterType::Real: values.push_back(reg.get_real(thorn, p.name)); break;
+    case edl::ParameterType::Int: values.push_back(double(reg.get_int(thorn, p.name))); break;
+    case edl::ParameterType::Boolean: values.push_back(reg.get_bool(thorn, p.name)); break;
+    case edl::ParameterType::Keyword: {
+      std::string word = reg.get_keyword(thorn, p.name);
+      auto it = std::find(p.keyword_values.begin(), p.keyword_values.end(), word);
+      values.push_back(double(it - p.keyword_values.begin()));
+      break;
+    }
+    }
+  }
+  return values;
+}
+
+// Runs one calculation over its region: pointwise calculations on every allocated point (so
+// initial data is defined on the outer boundary too), boundary calculations on the outer
+// layers, the rest on the owned points. Outputs that later stencils or output read are
+// exchanged.
+void Simulation::run_calculation(const CalcBinding& b) {
+  const grid::Patch& patch = decomposition_->patch();
+  const int g = ghost_;
+  runtime::KernelArgs args;
+  for (int f : b.field_index) args.fields.push_back(fields_->data(f));
+  args.alloc = patch.alloc();
+  args.origin = patch.spec.origin;
+  for (int a = 0; a < 3; ++a) args.index_offset[a] = patch.owned.lo[a] - g;
+  args.spacing = patch.spec.spacing;
+  args.time = time_;
+  args.parameters = parameter_values();
+  grid::Index3 n = patch.size();
+  if (b.calc->on_boundary) {
+    // One launch per outer face layer, over the whole allocated extent of the other axes.
+    for (int a = 0; a < 3; ++a)
+      for (int s = 0; s < 2; ++s) {
+        if (!patch.outer[a][s]) continue;
+        args.lo = {0, 0, 0};
+        args.hi = args.alloc;
+        args.lo[a] = s == 0 ? 0 : g + n[a];
+        args.hi[a] = s == 0 ? g : 2 * g + n[a];
+        b.kernel->run(args);
+      }
+  } else if (b.pointwise) {
+    args.lo = {0, 0, 0};
+    args.hi = args.alloc;
+    b.kernel->run(args);
+  } else {
+    args.lo = {g, g, g};
+    args.hi = {g + n[0], g + n[1], g + n[2]};
+    b.kernel->run(args);
+  }
+  if (!b.rhs && !b.outputs.empty()) {
+    std::vector<double*> out;
+    for (int f : b.outputs) out.push_back(fields_->data(f));
+    decomposition_->sync(out);
+  }
+}
+
+// A copy of the patch whose outer faces are only those with boundary condition `kind`, so
+// the grid's boundary routines act on exactly those faces.
+static grid::Patch faces_with(const grid::Patch& patch,
+                              const std::array<std::array<grid::BoundaryKind, 2>, 3>& kinds,
+                              grid::BoundaryKind kind, bool& any) {
+  grid::Patch p = patch;
+  any = false;
+  for (int a = 0; a < 3; ++a)
+    for (int s = 0; s < 2; ++s) {
+      p.outer[a][s] = patch.outer[a][s] && kinds[a][s] == kind;
+      any = any || p.outer[a][s];
+    }
+  return p;
+}
+
+void Simulation::boundary_rhs() {
+  const grid::Patch& patch = decomposition_->patch();
+  bool any = false;
+  grid::Patch radiative = faces_with(patch, boundary_, grid::BoundaryKind::Radiative, any);
+  const double v0 = setup_.registry.get_real("Saguaro", "radiative_speed");
+  if (any)
+    for (std::size_t v = 0; v < evolved_.size(); ++v)
+      grid::apply_radiative_rhs(radiative, fields_->data(evolved_[v]), fields_->data(rhs_[v]),
+                                evolved_u0_[v], v0);
+  // Static faces keep their values; flat faces are overwritten after the update anyway.
+  for (grid::BoundaryKind kind : {grid::BoundaryKind::Static, grid::BoundaryKind::Flat}) {
+    grid::Patch p = faces_with(patch, boundary_, kind, any);
+    if (any)
+      for (int r : rhs_) grid::apply_static_rhs(p, fields_->data(r));
+  }
+}
+
+void Simulation::boundary_state() {
+  bool any = false;
+  grid::Patch flat = faces_with(decomposition_->patch(), boundary_, grid::BoundaryKind::Flat, any);
+  if (any)
+    for (int e : evolved_) grid::apply_flat(flat, fields_->data(e));
+}
+
+bool Simulation::output_due(int every) const {
+  return every > 0 && iteration_ % every == 0;
+}
+
+static int every_or_default(const param::Registry& reg, const std::string& thorn) {
+  long every = reg.get_int(thorn, "out_every");
+  return int(every < 0 ? reg.get_int("IO", "out_every") : every);
+}
+
+bool Simulation::analysis_due() const {
+  const param::Registry& reg = setup_.registry;
+  return (!norm_vars_.empty() && output_due(every_or_default(reg, "IOScalar"))) ||
+         (!hdf5_vars_.empty() && output_due(every_or_default(reg, "IOHDF5")));
+}
+
+void Simulation::output_norms() {
+  if (norm_vars_.empty() || !output_due(every_or_default(setup_.registry, "IOScalar"))) return;
+  io::OutputStamp stamp{iteration_, time_, dt_};
+  for (const std::string& v : norm_vars_)
+    io::append_norms(out_dir_, *decomposition_, v, fields_->data(fields_->find(v)), stamp);
+}
+
+void Simulation::output_hdf5() {
+  if (hdf5_vars_.empty() || !output_due(every_or_default(setup_.registry, "IOHDF5"))) return;
+  io::OutputStamp stamp{iteration_, time_, dt_};
+  if (rank_ == 0) fs::create_directories(out_dir_);
+  MPI_Barrier(comm_);
+  const std::string params = setup_.registry.to_par_text();
+  const std::string thorn = upper(setup_.program.implements);
+  for (const std::string& v : hdf5_vars_)
+    io::write_hdf5(out_dir_, decomposition_->patch(), thorn, v, fields_->data(fields_->find(v)),
+                   stamp, params);
+}
+
+void Simulation::checkpoint(bool force) {
+  long every = setup_.registry.get_int("IO", "checkpoint_every");
+  bool due = every > 0 && iteration_ > 0 && iteration_ % every == 0;
+  if (!(due || force) || iteration_ == last_checkpoint_) return;
+  std::vector<std::string> names;
+  std::vector<const double*> data;
+  for (int e : evolved_) {
+    names.push_back(fields_->name(e));
+    data.push_back(fields_->data(e));
+  }
+  io::write_checkpoint(checkpoint_dir_, *decomposition_, names, data,
+                       io::CheckpointState{iteration_, time_, dt_}, setup_.registry.to_par_text(),
+                       int(setup_.registry.get_int("IO", "checkpoint_keep")));
+  last_checkpoint_ = iteration_;
+  if (rank_ == 0)
+    log_ << fmt::format("checkpoint at iteration {} in {}\n", iteration_, checkpoint_dir_);
+}
+
+// Continues from the newest checkpoint; output lines written after it by the interrupted
+// run are dropped so the series reads as if the run had never stopped.
+bool Simulation::recover() {
+  const param::Registry& reg = setup_.registry;
+  const std::string mode = reg.get_keyword("IO", "recover");
+  if (mode == "no") return false;
+  std::string dir = param::expand_parfile(reg.get_string("IO", "recover_dir"), setup_.par_path);
+  if (dir.empty()) dir = checkpoint_dir_;
+  int it = io::newest_checkpoint(dir);
+  if (it < 0) {
+    if (mode == "auto")
+      par_error(setup_, "IO", "recover",
+                fmt::format("IO::recover = \"auto\" but there is no checkpoint in '{}'", dir),
+                {{{}, "use \"autoprobe\" to start from initial data when there is none"}});
+    return false;
+  }
+  std::vector<std::string> names;
+  std::vector<double*> data;
+  for (int e : evolved_) {
+    names.push_back(fields_->name(e));
+    data.push_back(fields_->data(e));
+  }
+  io::CheckpointState state = io::read_checkpoint(dir, it, *decomposition_, names, data);
+  iteration_ = state.iteration;
+  time_ = state.time;
+  dt_ = state.dt;
+  last_checkpoint_ = iteration_;
+  if (rank_ == 0) {
+    log_ << fmt::format("recovered from iteration {} (t = {}) in {}\n", iteration_, time_, dir);
+    for (const std::string& v : norm_vars_) {
+      fs::path file = fs::path(out_dir_) / (v + ".norms.tsv");
+      if (!fs::exists(file)) continue;
+      std::ifstream in(file);
+      std::ostringstream kept;
+      std::string line;
+      while (std::getline(in, line)) {
+        if (!line.empty() && line[0] != '#' && std::stol(line) > iteration_) continue;
+        kept << line << "\n";
+      }
+      in.close();
+      fs::path tmp = file;
+      tmp += ".tmp";
+      std::ofstream(tmp) << kept.str();
+      fs::rename(tmp, file);
+    }
+  }
+  return true;
+}
+
+bool Simulation::terminate() const {
+  const param::Registry& reg = setup_.registry;
+  const std::string how = reg.get_keyword("Cactus", "terminate");
+  const int itlast = int(reg.get_int("Cactus", "cctk_itlast"));
+  const double final_time = reg.get_real("Cactus", "cctk_final_time");
+  bool by_iteration = iteration_ >= itlast;
+  bool by_time = final_time >= 0 && time_ >= final_time - 1e-9 * dt_;
+  if (how == "never") return false;
+  if (how == "iteration") return by_iteration;
+  if (how == "time") return by_time;
+  if (how == "all") return by_iteration && by_time;
+  return by_iteration || by_time; // any, either, runtime (max_runtime is checked by run())
+}
+
+void Simulation::bind_schedule() {
+  schedule::Executor& ex = *executor_;
+  const param::Registry& reg = setup_.registry;
+  ex.bind("Driver_SetupGrid", [] {}); // done at construction: storage must exist to bind
+  ex.bind("Time_Simple", [this, &reg] {
+    const grid::Real3& h = decomposition_->patch().spec.spacing;
+    dt_ = reg.get_keyword("Time", "timestep_method") == "given"
+              ? reg.get_real("Time", "timestep")
+              : reg.get_real("Time", "dtfac") * std::min({h[0], h[1], h[2]});
+  });
+  ex.bind("MoL_Evolution", [this] {
+    double t0 = time_;
+    mol_->step(t0, dt_);
+    time_ = t0 + dt_;
+  });
+  ex.bind("MoL_PostStepInitial", [this] { executor_->run("MoL_PostStep"); });
+  ex.bind("Driver_SyncEvolved", [this] {
+    std::vector<double*> state;
+    for (int e : evolved_) state.push_back(fields_->data(e));
+    decomposition_->sync(state);
+  });
+  ex.bind("Boundary_ApplyOuter", [this] { boundary_state(); });
+  ex.bind("Boundary_RHS", [this] { boundary_rhs(); });
+  ex.bind("IOScalar_OutputNorms", [this] { output_norms(); });
+  ex.bind("IOHDF5_Output", [this] { output_hdf5(); });
+  ex.bind("IO_Checkpoint", [this] { checkpoint(false); });
+  ex.bind("Timers_Report", [this] {
+    if (rank_ == 0) log_ << "\nTimers (rank 0):\n" << timers_.report();
+  });
+  for (const auto& b : bindings_) {
+    const CalcBinding* binding = b.get();
+    const bool analysis = upper(binding->calc->schedule_bin) == "ANALYSIS";
+    ex.bind(binding->calc->name, [this, binding, analysis] {
+      // Analysis quantities are only computed when something will be written.
+      if (analysis && !analysis_due()) return;
+      run_calculation(*binding);
+    });
+  }
+}
+
+void Simulation::run() {
+  const param::Registry& reg = setup_.registry;
+  const grid::Patch& patch = decomposition_->patch();
+  const calc::Program& program = setup_.program;
+  schedule::Executor& ex = *executor_;
+  const int itlast = int(reg.get_int("Cactus", "cctk_itlast"));
+  const double final_time = reg.get_real("Cactus", "cctk_final_time");
+  const std::string how = reg.get_keyword("Cactus", "terminate");
+  time_ = reg.get_real("Cactus", "cctk_initial_time");
+
+  if (rank_ == 0) {
+    log_ << fmt::format("saguaro: {} from {}\n", program.thorn, setup_.edl_path);
+    log_ << fmt::format("  grid {} x {} x {} points, spacing ({:g}, {:g}, {:g}), ghost width {}, "
+                        "{} rank{} as {} x {} x {}\n",
+                        patch.spec.points[0], patch.spec.points[1], patch.spec.points[2],
+                        patch.spec.spacing[0], patch.spec.spacing[1], patch.spec.spacing[2], ghost_,
+                        patch.ranks, patch.ranks == 1 ? "" : "s", decomposition_->dims()[0],
+                        decomposition_->dims()[1], decomposition_->dims()[2]);
+    log_ << fmt::format("  backend {}, fd order {}, {}\n", backend_->name(), program.fd_order,
+                        reg.get_keyword("MoL", "ODE_Method"));
+    if (reg.get_bool("Cactus", "cctk_show_schedule")) log_ << setup_.schedule.tree();
+  }
+
+  for (const char* bin : {"STARTUP", "PARAMCHECK", "BASEGRID"}) ex.run(bin);
+  if (!recover()) {
+    ex.run("INITIAL");
+    ex.run("POSTINITIAL");
+    ex.run("ANALYSIS");
+  } else {
+    executor_->run("MoL_PostStep"); // ghosts and outer boundaries of the recovered state
+  }
+  if (rank_ == 0)
+    log_ << fmt::format("  dt = {:g}; running to {}\n", dt_,
+                        how == "time" ? fmt::format("t = {:g}", final_time)
+                                      : fmt::format("iteration {}", itlast));
+
+  schedule::Progress progress(how == "time" ? -1 : itlast, how == "iteration" ? -1 : final_time,
+                              reg.get_real("Saguaro", "progress_every"));
+  progress.update(iteration_, time_);
+  const double max_runtime = reg.get_real("Cactus", "max_runtime") * 60.0;
+  const auto start = std::chrono::steady_clock::now();
+  while (!terminate()) {
+    if ((how == "runtime" || how == "any" || how == "either") && max_runtime > 0) {
+      double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      int stop = elapsed >= max_runtime;
+      MPI_Bcast(&stop, 1, MPI_INT, 0, comm_);
+      if (stop) break;
+    }
+    ++iteration_;
+    ex.run("PRESTEP");
+    ex.run("EVOL");
+    ex.run("POSTSTEP");
+    ex.run("ANALYSIS");
+    if (rank_ == 0 && reg.get_real("Saguaro", "progress_every") > 0)
+      if (std::string line = progress.update(iteration_, time_); !line.empty())
+        log_ << line << "\n" << std::flush;
+  }
+  if (reg.get_bool("IO", "checkpoint_on_terminate")) checkpoint(true);
+  ex.run("TERMINATE");
+  if (rank_ == 0) {
+    log_ << fmt::format("\nfinished at iteration {}, t = {:.6g}\n", iteration_, time_);
+    if (!norm_vars_.empty() || !hdf5_vars_.empty())
+      log_ << fmt::format("output in {}\n", fs::absolute(out_dir_).lexically_normal().string());
+  }
+}
+
+} // namespace saguaro::host

@@ -1,0 +1,115 @@
+// The built-in host's driver: a .par file in, a simulation run out.
+//
+// Setup reads the parameter file and the EDL file it names (Saguaro::equations), declares
+// the EDL thorn's parameters next to the built-in components' and Saguaro's, checks every
+// setting, and lowers the physics. Simulation builds the grid over the MPI ranks, compiles
+// the calculations with the chosen backend, puts them into the schedule, and runs the bins:
+//
+//   STARTUP PARAMCHECK BASEGRID  INITIAL POSTINITIAL  ANALYSIS(it 0)
+//   loop: PRESTEP EVOL(MoL: CalcRHS, update, PostStep per substep) POSTSTEP ANALYSIS
+//   TERMINATE
+//
+// User errors (in the .par or the EDL) are thrown as edl::EdlError: file:line:col and a
+// caret; the CLI exits with status 2.
+#pragma once
+
+#include "calc/calculation.hpp"
+#include "grid/grid.hpp"
+#include "param/registry.hpp"
+#include "runtime/kernel.hpp"
+#include "schedule/schedule.hpp"
+
+#include <mpi.h>
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace saguaro::host {
+
+// Everything that can be known without a grid: what `saguaro check` validates.
+struct Setup {
+  std::string par_path;
+  std::string edl_path;
+  param::ParFile par;
+  param::Registry registry;
+  calc::Program program;
+  schedule::Schedule schedule;
+};
+
+// Reads and checks the .par file and its EDL file. Throws edl::EdlError for user errors.
+Setup load_setup(const std::string& par_path);
+
+class Simulation {
+public:
+  // `log` receives the banner, progress lines and the timer report (rank 0 only).
+  Simulation(Setup setup, MPI_Comm comm, std::ostream& log);
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  // The whole run, from STARTUP to TERMINATE.
+  void run();
+
+  // For tests and tools.
+  const Setup& setup() const { return setup_; }
+  const grid::Decomposition& decomposition() const { return *decomposition_; }
+  grid::GridFunctions& fields() { return *fields_; }
+  int iteration() const { return iteration_; }
+  double time() const { return time_; }
+  double dt() const { return dt_; }
+  int ghost_width() const { return ghost_; }
+  const std::string& output_dir() const { return out_dir_; }
+  const schedule::Timers& timers() const { return timers_; }
+
+private:
+  struct CalcBinding; // a compiled calculation and where its grid functions live
+
+  void bind_schedule();
+  void run_calculation(const CalcBinding& binding);
+  std::vector<double> parameter_values() const;
+  bool output_due(int every) const;
+  bool analysis_due() const;
+  bool terminate() const;
+  void output_norms();
+  void output_hdf5();
+  void checkpoint(bool force);
+  bool recover();
+  void boundary_rhs();
+  void boundary_state();
+  std::vector<std::string> resolve_output_vars(const std::string& thorn,
+                                               const std::string& name) const;
+
+  Setup setup_;
+  MPI_Comm comm_;
+  std::ostream& log_;
+  int rank_ = 0;
+
+  int ghost_ = 1;
+  std::unique_ptr<grid::Decomposition> decomposition_;
+  std::unique_ptr<grid::GridFunctions> fields_;
+  std::unique_ptr<runtime::Backend> backend_;
+  std::vector<std::unique_ptr<runtime::CompiledCalculation>> kernels_;
+  std::vector<std::unique_ptr<CalcBinding>> bindings_;
+  std::vector<int> evolved_, rhs_; // GridFunctions indices, evolved_[v] <-> rhs_[v]
+  std::vector<double> evolved_u0_; // radiative value at infinity per evolved variable
+  std::array<std::array<grid::BoundaryKind, 2>, 3> boundary_{};
+
+  schedule::Timers timers_;
+  std::unique_ptr<schedule::Executor> executor_;
+  std::unique_ptr<schedule::MethodOfLines> mol_;
+
+  int iteration_ = 0;
+  double time_ = 0.0; // of the state being worked on (substep times inside MoL)
+  double dt_ = 0.0;
+  std::string out_dir_, checkpoint_dir_;
+  std::vector<std::string> norm_vars_, hdf5_vars_;
+  int last_checkpoint_ = -1;
+};
+
+// Output and checkpoint directories as the parameters name them ($parfile expanded,
+// relative to the working directory).
+std::string output_directory(const Setup& setup);
+
+} // namespace saguaro::host

@@ -1,0 +1,53 @@
+// The backends behind make_backend(), for code that needs more than the Backend interface
+// (tests, `saguaro inspect`): the CPU backend's cache and compiler statistics.
+#pragma once
+
+#include "runtime/kernel.hpp"
+
+#include <string>
+#include <vector>
+
+namespace saguaro::runtime {
+
+// The reference backend: calc::Interpreter point by point over KernelArgs (see kernel.cpp).
+std::unique_ptr<Backend> make_interpreter_backend();
+
+// Generated C++ (codegen::generate_cpp), compiled by the host compiler into a shared object,
+// cached on disk and loaded with dlopen.
+//
+// Cache: options.cache_dir, else $XDG_CACHE_HOME/saguaro, else $HOME/.cache/saguaro. The key
+// is an FNV-1a hash of the source, the flags and the compiler's identity (its --version and
+// what -march=native resolves to); files <key>.so (the object) and <key>.cpp (its source, for
+// people to read). Concurrent processes (MPI ranks) serialise on an flock of <key>.lock; the
+// object is compiled under a temporary name and renamed into place.
+class CpuBackend final : public Backend {
+public:
+  explicit CpuBackend(BackendOptions options = {});
+  std::string name() const override { return "cpu"; }
+  std::vector<std::unique_ptr<CompiledCalculation>> compile(const calc::Program& program) override;
+
+  // The flags generated code is compiled with (-shared and -o come on top).
+  static std::vector<std::string> default_flags();
+
+  // The cache directory in use (created on first use).
+  std::string cache_dir() const;
+  // The path of the shared object `program` compiles to (the key is computed, nothing runs
+  // but the compiler identity probe).
+  std::string object_path(const calc::Program& program);
+
+  // Statistics of this backend object: compiler runs (compiles made here) and cache hits.
+  int compiler_runs() const { return compiler_runs_; }
+  int cache_hits() const { return cache_hits_; }
+
+private:
+  const std::string& compiler_identity();
+  std::string key_for(const std::string& source);
+
+  BackendOptions options_;
+  std::vector<std::string> flags_;
+  std::string identity_; // filled on first use
+  int compiler_runs_ = 0;
+  int cache_hits_ = 0;
+};
+
+} // namespace saguaro::runtime

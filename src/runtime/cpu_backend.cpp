@@ -1,0 +1,287 @@
+// The "cpu" backend: generated C++ compiled by the host compiler at run time, cached on disk.
+#include "codegen/cpp.hpp"
+#include "runtime/backends.hpp"
+#include "runtime/check.hpp"
+#include "runtime/process.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <sys/file.h>
+#include <unistd.h>
+
+namespace saguaro::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string default_cache_dir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0')
+    return (fs::path(xdg) / "saguaro").string();
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
+    return (fs::path(home) / ".cache" / "saguaro").string();
+  return (fs::temp_directory_path() / "saguaro-cache").string();
+}
+
+// A name no other process or thread uses at the same time: <path>.tmp.<pid>.<n>.
+std::string unique_temporary(const fs::path& path) {
+  static std::atomic<unsigned> counter{0};
+  return path.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
+}
+
+// Writes `text` to `path` through a temporary file and a rename, so readers never see a part.
+void write_atomically(const fs::path& path, const std::string& text) {
+  std::string tmp = unique_temporary(path);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) throw std::runtime_error("cpu backend: cannot write " + tmp);
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw std::runtime_error("cpu backend: cannot rename " + tmp + " to " + path.string());
+  }
+}
+
+// An exclusive flock on a file, held for the object's life.
+class FileLock {
+public:
+  explicit FileLock(const fs::path& path) {
+    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+      throw std::runtime_error("cpu backend: cannot open the lock file " + path.string() + ": " +
+                               std::strerror(errno));
+    while (flock(fd_, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      close(fd_);
+      throw std::runtime_error("cpu backend: cannot lock " + path.string() + ": " +
+                               std::strerror(err));
+    }
+  }
+  ~FileLock() { close(fd_); } // releases the lock
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+private:
+  int fd_ = -1;
+};
+
+// A loaded shared object, closed when the last calculation using it goes. It is opened with
+// RTLD_NODELETE, so closing it never unmaps it: the OpenMP runtime it pulls in (libgomp, when
+// the host program does not link it itself) keeps worker threads whose code must stay mapped.
+struct Library {
+  void* handle = nullptr;
+  ~Library() {
+    if (handle != nullptr) dlclose(handle);
+  }
+};
+
+std::shared_ptr<Library> load_library(const std::string& path) {
+  auto lib = std::make_shared<Library>();
+  lib->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (lib->handle == nullptr) {
+    const char* err = dlerror();
+    throw std::runtime_error("cpu backend: cannot load " + path + ": " +
+                             (err != nullptr ? err : "unknown error"));
+  }
+  return lib;
+}
+
+void* symbol(const Library& lib, const std::string& name, const std::string& path) {
+  dlerror();
+  void* sym = dlsym(lib.handle, name.c_str());
+  if (sym == nullptr) throw std::runtime_error("cpu backend: " + path + " has no symbol " + name);
+  return sym;
+}
+
+class NativeCalculation final : public CompiledCalculation {
+public:
+  NativeCalculation(std::shared_ptr<Library> lib, codegen::CpuKernel kernel,
+                    detail::CallShape shape)
+      : lib_(std::move(lib)), kernel_(kernel), shape_(std::move(shape)) {}
+
+  void run(const KernelArgs& args) const override {
+    if (!detail::check_args(shape_, args)) return;
+    codegen::CpuArgs a{};
+    a.fields = args.fields.data();
+    for (int d = 0; d < 3; ++d) {
+      a.alloc[d] = args.alloc[d];
+      a.lo[d] = args.lo[d];
+      a.hi[d] = args.hi[d];
+      a.origin[d] = args.origin[d];
+      a.index_offset[d] = args.index_offset[d];
+      a.spacing[d] = args.spacing[d];
+    }
+    a.time = args.time;
+    a.parameters = args.parameters.data();
+    kernel_(&a);
+  }
+
+private:
+  std::shared_ptr<Library> lib_;
+  codegen::CpuKernel kernel_;
+  detail::CallShape shape_;
+};
+
+std::string quote_command(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const std::string& a : argv) {
+    if (!s.empty()) s += ' ';
+    bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$`*?;&|<>()") == std::string::npos;
+    s += plain ? a : "'" + a + "'";
+  }
+  return s;
+}
+
+} // namespace
+
+CpuBackend::CpuBackend(BackendOptions options)
+    : options_(std::move(options)), flags_(default_flags()) {
+  if (options_.compiler.empty()) options_.compiler = "c++";
+}
+
+std::vector<std::string> CpuBackend::default_flags() {
+  return {"-O3", "-march=native", "-fopenmp", "-fPIC", "-std=c++17", "-fno-math-errno"};
+}
+
+std::string CpuBackend::cache_dir() const {
+  return options_.cache_dir.empty() ? default_cache_dir() : options_.cache_dir;
+}
+
+const std::string& CpuBackend::compiler_identity() {
+  if (!identity_.empty()) return identity_;
+  const std::string& cc = options_.compiler;
+  CommandResult version;
+  try {
+    version = run_command({cc, "--version"});
+  } catch (const std::exception& e) {
+    throw std::runtime_error("cpu backend: the C++ compiler '" + cc +
+                             "' cannot be run (BackendOptions::compiler): " + e.what());
+  }
+  if (version.status != 0)
+    throw std::runtime_error("cpu backend: the C++ compiler '" + cc +
+                             "' failed on --version (exit status " +
+                             std::to_string(version.status) + "):\n" + version.output);
+  // What -march=native means on this machine: the driver's expansion of it (GCC lists the
+  // resolved -march= and every -m flag, Clang the target CPU and features).
+  CommandResult target =
+      run_command({cc, "-march=native", "-###", "-x", "c++", "-S", "-o", "/dev/null", "/dev/null"});
+  identity_ = cc + "\n" + version.output + "\n" + target.output;
+  return identity_;
+}
+
+std::string CpuBackend::key_for(const std::string& source) {
+  std::uint64_t h = fnv1a64("saguaro-cpu-backend\n");
+  h = fnv1a64(std::to_string(codegen::kCpuAbiVersion) + "\n", h);
+  for (const std::string& f : flags_) h = fnv1a64(f + "\n", h);
+  h = fnv1a64(compiler_identity(), h);
+  h = fnv1a64(std::string_view("\0", 1), h);
+  h = fnv1a64(source, h);
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+std::string CpuBackend::object_path(const calc::Program& program) {
+  return (fs::path(cache_dir()) / (key_for(codegen::generate_cpp(program)) + ".so")).string();
+}
+
+std::vector<std::unique_ptr<CompiledCalculation>>
+CpuBackend::compile(const calc::Program& program) {
+  if (program.calculations.empty()) return {};
+  const std::string source = codegen::generate_cpp(program);
+  const std::string key = key_for(source);
+  const fs::path dir = cache_dir();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    throw std::runtime_error("cpu backend: cannot make the cache directory " + dir.string() + ": " +
+                             ec.message());
+  const fs::path object = dir / (key + ".so");
+  const fs::path source_path = dir / (key + ".cpp");
+  const std::string label = "thorn " + program.thorn + " (" +
+                            std::to_string(program.calculations.size()) + " calculation" +
+                            (program.calculations.size() == 1 ? "" : "s") + ")";
+
+  if (fs::exists(object, ec)) {
+    ++cache_hits_;
+    if (options_.verbose)
+      std::fprintf(stderr, "saguaro: cpu backend: cache hit for %s: %s\n", label.c_str(),
+                   object.c_str());
+  } else {
+    FileLock lock(dir / (key + ".lock"));
+    if (fs::exists(object, ec)) { // another process compiled it while we waited
+      ++cache_hits_;
+      if (options_.verbose)
+        std::fprintf(stderr,
+                     "saguaro: cpu backend: cache hit for %s (compiled by another "
+                     "process): %s\n",
+                     label.c_str(), object.c_str());
+    } else {
+      write_atomically(source_path, source);
+      const std::string tmp = unique_temporary(object);
+      std::vector<std::string> argv{options_.compiler};
+      argv.insert(argv.end(), flags_.begin(), flags_.end());
+      argv.insert(argv.end(), {"-shared", "-o", tmp, source_path.string()});
+      auto start = std::chrono::steady_clock::now();
+      CommandResult result;
+      try {
+        result = run_command(argv);
+      } catch (const std::exception& e) {
+        throw std::runtime_error("cpu backend: the C++ compiler '" + options_.compiler +
+                                 "' cannot be run: " + e.what() + " (source kept in " +
+                                 source_path.string() + ")");
+      }
+      ++compiler_runs_;
+      double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (result.status != 0) {
+        fs::remove(tmp, ec);
+        throw std::runtime_error("cpu backend: compiling " + label + " failed (exit status " +
+                                 std::to_string(result.status) + "); source kept in " +
+                                 source_path.string() + "\ncommand: " + quote_command(argv) + "\n" +
+                                 result.output);
+      }
+      fs::rename(tmp, object, ec);
+      if (ec) {
+        fs::remove(tmp, ec);
+        throw std::runtime_error("cpu backend: cannot move the compiled object into " +
+                                 object.string());
+      }
+      if (options_.verbose)
+        std::fprintf(stderr, "saguaro: cpu backend: compiled %s in %.2f s: %s\n", label.c_str(),
+                     seconds, object.c_str());
+    }
+  }
+
+  std::shared_ptr<Library> lib = load_library(object.string());
+  auto abi = reinterpret_cast<int (*)()>(symbol(*lib, "saguaro_cpu_abi", object.string()));
+  auto size =
+      reinterpret_cast<unsigned long (*)()>(symbol(*lib, "saguaro_cpu_args_size", object.string()));
+  if (abi() != codegen::kCpuAbiVersion || size() != sizeof(codegen::CpuArgs))
+    throw std::runtime_error("cpu backend: " + object.string() +
+                             " was built for another calling convention");
+  std::vector<std::unique_ptr<CompiledCalculation>> out;
+  for (std::size_t c = 0; c < program.calculations.size(); ++c) {
+    std::string fn = codegen::cpu_function_name(program, c);
+    auto kernel = reinterpret_cast<codegen::CpuKernel>(symbol(*lib, fn, object.string()));
+    out.push_back(std::make_unique<NativeCalculation>(lib, kernel,
+                                                      detail::call_shape(program.calculations[c])));
+  }
+  return out;
+}
+
+} // namespace saguaro::runtime

@@ -1,0 +1,23 @@
+// Small system helpers of the CPU backend: running a program and hashing bytes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace saguaro::runtime {
+
+struct CommandResult {
+  int status = -1;    // the exit status; -1 when the program was killed by a signal
+  std::string output; // standard output and standard error together
+};
+
+// Runs argv[0] (looked up in PATH when it has no '/') with the arguments argv[1...], no
+// shell, standard input from /dev/null. Throws std::runtime_error when it cannot be started.
+CommandResult run_command(const std::vector<std::string>& argv);
+
+// FNV-1a, 64 bits: a hash that is the same in every build and on every machine.
+std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t hash = 0xcbf29ce484222325ull);
+
+} // namespace saguaro::runtime

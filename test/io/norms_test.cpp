@@ -1,0 +1,215 @@
+// append_norms: the TSV header, values against a serial computation, appended lines, errors.
+#include "grid/grid.hpp"
+#include "io/io.hpp"
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using saguaro::grid::Decomposition;
+using saguaro::grid::GridSpec;
+using saguaro::grid::Patch;
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+// A fresh directory shared by all ranks (rank 0 makes it and removes it).
+class SharedTempDir {
+public:
+  SharedTempDir() {
+    std::string made;
+    if (world_rank() == 0) {
+      std::string pattern = (fs::temp_directory_path() / "saguaro_io_norms_XXXXXX").string();
+      if (mkdtemp(pattern.data()) != nullptr) made = pattern;
+    }
+    int length = static_cast<int>(made.size());
+    MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    made.resize(static_cast<std::size_t>(length));
+    MPI_Bcast(made.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
+    path_ = made;
+  }
+  ~SharedTempDir() {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0 && !path_.empty()) {
+      std::error_code ec;
+      fs::remove_all(path_, ec);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  const std::string& path() const { return path_; }
+
+private:
+  std::string path_;
+};
+
+GridSpec test_spec() {
+  GridSpec spec;
+  spec.points = {9, 7, 5};
+  spec.origin = {-1.0, 0.5, 2.0};
+  spec.spacing = {0.25, 0.5, 0.125};
+  spec.periodic = {false, false, true};
+  spec.ghost = 2;
+  return spec;
+}
+
+// Mixed signs, so min, max, norm1 and norm_inf all differ.
+double g(int i, int j, int k) {
+  return (i - 3) + 0.5 * j - 0.25 * k * k;
+}
+
+// Owned points take g; every ghost point a huge value that must not enter any norm.
+std::vector<double> fill(const Patch& patch, double scale) {
+  std::vector<double> field(patch.points(), 1e300);
+  for (int k = patch.owned.lo[2]; k < patch.owned.hi[2]; ++k)
+    for (int j = patch.owned.lo[1]; j < patch.owned.hi[1]; ++j)
+      for (int i = patch.owned.lo[0]; i < patch.owned.hi[0]; ++i)
+        field[patch.linear(i, j, k)] = scale * g(i, j, k);
+  return field;
+}
+
+struct Expected {
+  double min = 1e308, max = -1e308, l1 = 0, l2 = 0, linf = 0;
+};
+Expected serial_norms(const GridSpec& spec, double scale) {
+  Expected e;
+  double sum1 = 0, sum2 = 0;
+  long long n = 0;
+  for (int k = 0; k < spec.points[2]; ++k)
+    for (int j = 0; j < spec.points[1]; ++j)
+      for (int i = 0; i < spec.points[0]; ++i) {
+        const double u = scale * g(i, j, k);
+        e.min = std::min(e.min, u);
+        e.max = std::max(e.max, u);
+        e.linf = std::max(e.linf, std::abs(u));
+        sum1 += std::abs(u);
+        sum2 += u * u;
+        ++n;
+      }
+  e.l1 = sum1 / n;
+  e.l2 = std::sqrt(sum2 / n);
+  return e;
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> split_tabs(const std::string& line) {
+  std::vector<std::string> fields;
+  std::stringstream stream(line);
+  for (std::string field; std::getline(stream, field, '\t');) fields.push_back(field);
+  return fields;
+}
+
+// Rank 0's check of the TSV after three appends (a helper: ASSERT returns from here only).
+void check_tsv(const std::string& path, const GridSpec& spec, const double* scales,
+               const int* iterations, const double* times,
+               const std::vector<saguaro::grid::Norms>& reduced) {
+  const std::vector<std::string> lines = read_lines(path);
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[0].rfind("#", 0), 0u);
+  EXPECT_NE(lines[0].find("phi"), std::string::npos) << lines[0];
+  EXPECT_EQ(lines[1], "# iteration\ttime\tmin\tmax\tnorm1\tnorm2\tnorm_inf");
+  for (int n = 0; n < 3; ++n) {
+    const std::vector<std::string> f = split_tabs(lines[2 + n]);
+    ASSERT_EQ(f.size(), 7u) << lines[2 + n];
+    EXPECT_EQ(std::stoi(f[0]), iterations[n]);
+    // Full precision: the text reads back to the very same doubles.
+    EXPECT_EQ(std::strtod(f[1].c_str(), nullptr), times[n]);
+    EXPECT_EQ(std::strtod(f[2].c_str(), nullptr), reduced[n].min);
+    EXPECT_EQ(std::strtod(f[3].c_str(), nullptr), reduced[n].max);
+    EXPECT_EQ(std::strtod(f[4].c_str(), nullptr), reduced[n].l1);
+    EXPECT_EQ(std::strtod(f[5].c_str(), nullptr), reduced[n].l2);
+    EXPECT_EQ(std::strtod(f[6].c_str(), nullptr), reduced[n].linf);
+    // And those are the norms of the whole grid, ghosts excluded.
+    const Expected e = serial_norms(spec, scales[n]);
+    EXPECT_EQ(std::strtod(f[2].c_str(), nullptr), e.min);
+    EXPECT_EQ(std::strtod(f[3].c_str(), nullptr), e.max);
+    EXPECT_NEAR(std::strtod(f[4].c_str(), nullptr), e.l1, 1e-13 * e.l1);
+    EXPECT_NEAR(std::strtod(f[5].c_str(), nullptr), e.l2, 1e-13 * e.l2);
+    EXPECT_EQ(std::strtod(f[6].c_str(), nullptr), e.linf);
+  }
+}
+
+TEST(Norms, HeaderValuesAndAppendedLines) {
+  SharedTempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const std::string dir = tmp.path() + "/not/yet/there"; // created on demand
+  const GridSpec spec = test_spec();
+  Decomposition decomposition(spec, MPI_COMM_WORLD);
+  const Patch& patch = decomposition.patch();
+
+  const double scales[] = {1.0, -2.5, 0.1};
+  const int iterations[] = {0, 4, 8};
+  const double times[] = {0.0, 0.1, 1.0 / 3.0};
+  std::vector<saguaro::grid::Norms> reduced;
+  for (int n = 0; n < 3; ++n) {
+    const std::vector<double> field = fill(patch, scales[n]);
+    reduced.push_back(saguaro::grid::reduce_norms(decomposition, field.data()));
+    saguaro::io::append_norms(dir, decomposition, "phi", field.data(),
+                              {iterations[n], times[n], 0.025});
+  }
+
+  if (world_rank() == 0)
+    check_tsv(dir + "/phi.norms.tsv", spec, scales, iterations, times, reduced);
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  // A later call (e.g. after a restart) appends without a second header.
+  const std::vector<double> field = fill(patch, 1.0);
+  saguaro::io::append_norms(dir, decomposition, "phi", field.data(), {12, 2.0, 0.025});
+  if (world_rank() == 0) {
+    const std::vector<std::string> lines = read_lines(dir + "/phi.norms.tsv");
+    EXPECT_EQ(lines.size(), 6u);
+    EXPECT_EQ(lines.empty() ? "" : lines.back().substr(0, lines.back().find('\t')), "12");
+    EXPECT_EQ(std::count_if(lines.begin(), lines.end(),
+                            [](const std::string& l) { return l.rfind("#", 0) == 0; }),
+              2);
+  }
+}
+
+TEST(Norms, OneFilePerVariable) {
+  SharedTempDir tmp;
+  const GridSpec spec = test_spec();
+  Decomposition decomposition(spec, MPI_COMM_WORLD);
+  const std::vector<double> field = fill(decomposition.patch(), 1.0);
+  saguaro::io::append_norms(tmp.path(), decomposition, "u", field.data(), {0, 0.0, 0.1});
+  saguaro::io::append_norms(tmp.path(), decomposition, "v", field.data(), {0, 0.0, 0.1});
+  if (world_rank() == 0) {
+    EXPECT_EQ(read_lines(tmp.path() + "/u.norms.tsv").size(), 3u);
+    EXPECT_EQ(read_lines(tmp.path() + "/v.norms.tsv").size(), 3u);
+  }
+}
+
+TEST(Norms, UnwritableDirectoryThrowsOnEveryRank) {
+  SharedTempDir tmp;
+  const std::string blocker = tmp.path() + "/a_file";
+  if (world_rank() == 0) std::ofstream(blocker) << "not a directory\n";
+  MPI_Barrier(MPI_COMM_WORLD);
+  Decomposition decomposition(test_spec(), MPI_COMM_WORLD);
+  const std::vector<double> field = fill(decomposition.patch(), 1.0);
+  try {
+    saguaro::io::append_norms(blocker, decomposition, "phi", field.data(), {0, 0.0, 0.1});
+    ADD_FAILURE() << "expected std::runtime_error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(blocker), std::string::npos) << e.what();
+  }
+}
+
+} // namespace

@@ -1,0 +1,320 @@
+// Schedule ordering (BEFORE/AFTER, ties, cycles), validation, the tree, and the Executor.
+#include "support.hpp"
+
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+using namespace saguaro::schedule;
+using namespace saguaro::schedule::test;
+using saguaro::edl::EdlError;
+using ::testing::HasSubstr;
+
+namespace {
+
+Schedule schedule_of(const std::string& text) {
+  Schedule s;
+  s.add_all(parse(text));
+  return s;
+}
+
+// ---- ordering ---------------------------------------------------------------------------------
+
+TEST(ScheduleOrder, TiesKeepInsertionOrder) {
+  Schedule s = schedule_of("SCHEDULE c AT EVOL {} \"\"\nSCHEDULE a AT EVOL {} \"\"\n"
+                           "SCHEDULE b AT EVOL {} \"\"\nSCHEDULE x AT POSTSTEP {} \"\"\n");
+  EXPECT_EQ(names(s.ordered("EVOL")), (std::vector<std::string>{"c", "a", "b"}));
+  EXPECT_EQ(names(s.ordered("poststep")), (std::vector<std::string>{"x"}));
+  EXPECT_TRUE(s.ordered("INITIAL").empty());
+}
+
+TEST(ScheduleOrder, BeforeAndAfterChains) {
+  // d AFTER c, c AFTER b, a BEFORE (b d): a b c d, although added d c b a.
+  Schedule s = schedule_of("SCHEDULE d AT EVOL AFTER c {} \"\"\n"
+                           "SCHEDULE c AT EVOL AFTER b {} \"\"\n"
+                           "SCHEDULE b AT EVOL {} \"\"\n"
+                           "SCHEDULE a AT EVOL BEFORE (b d) {} \"\"\n");
+  EXPECT_EQ(names(s.ordered("EVOL")), (std::vector<std::string>{"a", "b", "c", "d"}));
+}
+
+TEST(ScheduleOrder, EarliestAddedReadyItemFirstAndUnknownNamesIgnored) {
+  // Each position takes the earliest-added item whose constraints are met: `first` waits for
+  // `last` and `other`, so `mid` (ready) runs first. `nowhere` is ignored.
+  Schedule s = schedule_of("SCHEDULE first AT EVOL {} \"\"\nSCHEDULE mid AT EVOL {} \"\"\n"
+                           "SCHEDULE last AT EVOL BEFORE first AFTER nowhere {} \"\"\n"
+                           "SCHEDULE other AT EVOL BEFORE first {} \"\"\n");
+  EXPECT_EQ(names(s.ordered("EVOL")), (std::vector<std::string>{"mid", "last", "other", "first"}));
+}
+
+TEST(ScheduleOrder, ConstraintsReachOnlyTheSamePlace) {
+  Schedule s = schedule_of("SCHEDULE a AT EVOL AFTER b {} \"\"\nSCHEDULE b AT POSTSTEP {} \"\"\n"
+                           "SCHEDULE c AT EVOL {} \"\"\n");
+  EXPECT_EQ(names(s.ordered("EVOL")), (std::vector<std::string>{"a", "c"}));
+}
+
+TEST(ScheduleOrder, AliasesAndThornQualifiedNames) {
+  Schedule s;
+  s.add_all(parse("SCHEDULE f AT EVOL AS f_late AFTER B::g {} \"\"\n", "A"));
+  s.add_all(parse("SCHEDULE f AT EVOL AS f_early {} \"\"\n"
+                  "SCHEDULE g AT EVOL AFTER f_early {} \"\"\n",
+                  "B"));
+  EXPECT_EQ(names(s.ordered("EVOL")), (std::vector<std::string>{"f", "g", "f"}));
+  auto items = s.ordered("EVOL");
+  EXPECT_EQ(items[0]->alias, "f_early");
+  EXPECT_EQ(items[2]->alias, "f_late");
+}
+
+TEST(ScheduleOrder, TwoCycleIsNamed) {
+  Schedule s = schedule_of("SCHEDULE a AT EVOL BEFORE b {} \"\"\n"
+                           "SCHEDULE b AT EVOL BEFORE a {} \"\"\nSCHEDULE c AT EVOL {} \"\"\n");
+  EdlError e = error_of([&] { s.ordered("EVOL"); });
+  EXPECT_THAT(e.message(), HasSubstr("a -> b -> a"));
+  EXPECT_THAT(e.message(), HasSubstr("the bin EVOL"));
+  EXPECT_EQ(e.loc().line, 1);
+  EXPECT_EQ(e.loc().column, 10);
+  ASSERT_EQ(e.notes().size(), 1u);
+  EXPECT_EQ(e.notes()[0].loc.line, 2);
+  EXPECT_THROW(s.validate(), EdlError);
+}
+
+TEST(ScheduleOrder, ThreeCycleInAGroupIsNamedInRunningOrder) {
+  Schedule s = schedule_of("SCHEDULE GROUP G AT EVOL {} \"\"\n"
+                           "SCHEDULE x IN G {} \"\"\n"
+                           "SCHEDULE a IN G AFTER c {} \"\"\n"
+                           "SCHEDULE b IN G AFTER a {} \"\"\n"
+                           "SCHEDULE c IN G AFTER b {} \"\"\n");
+  EdlError e = error_of([&] { s.ordered("G"); });
+  EXPECT_THAT(e.message(), HasSubstr("in 'G' form a cycle: a -> b -> c -> a"));
+  EXPECT_EQ(e.loc().line, 3);
+  EXPECT_THROW(s.validate(), EdlError);
+}
+
+TEST(ScheduleOrder, SelfReferenceIsACycle) {
+  Schedule s = schedule_of("SCHEDULE a AT EVOL AFTER a {} \"\"\n");
+  EXPECT_THAT(error_of([&] { s.ordered("EVOL"); }).message(), HasSubstr("a -> a"));
+}
+
+// ---- adding and validating --------------------------------------------------------------------
+
+TEST(ScheduleAdd, SameNameTwiceInOnePlaceIsAnError) {
+  Schedule s = schedule_of("SCHEDULE f AT EVOL {} \"\"\nSCHEDULE f AT POSTSTEP {} \"\"\n");
+  EdlError e = error_of([&] { s.add_all(parse("\n\nSCHEDULE F AT CCTK_EVOL {} \"again\"\n")); });
+  EXPECT_EQ(e.loc().line, 3);
+  EXPECT_THAT(e.message(), HasSubstr("'F' is scheduled twice in the bin EVOL"));
+  ASSERT_EQ(e.notes().size(), 1u);
+  EXPECT_EQ(e.notes()[0].message, "first scheduled here");
+  EXPECT_EQ(e.notes()[0].loc.line, 1);
+  // Under different aliases the same function may run twice in one place.
+  EXPECT_NO_THROW(s.add_all(parse("SCHEDULE f AT EVOL AS f_again {} \"\"\n")));
+}
+
+TEST(ScheduleAdd, GroupAndFunctionMayNotShareAName) {
+  Schedule s = schedule_of("SCHEDULE GROUP g AT EVOL {} \"\"\n");
+  EXPECT_THAT(error_of([&] { s.add_all(parse("SCHEDULE g AT INITIAL {} \"\"\n")); }).message(),
+              HasSubstr("both as a group and as a function"));
+}
+
+TEST(ScheduleAdd, ProgrammaticItemsAreNormalised) {
+  Schedule s;
+  ScheduleItem item;
+  item.name = "calc";
+  item.where = "cctk_analysis";
+  s.add(item);
+  EXPECT_EQ(s.items().back().where, "ANALYSIS");
+  item.name = "other";
+  item.where = "analysys";
+  EdlError e = error_of([&] { s.add(item); });
+  EXPECT_THAT(notes_of(e), HasSubstr("did you mean 'ANALYSIS'?"));
+}
+
+TEST(ScheduleValidate, UnknownInTargetSuggestsTheNearest) {
+  Schedule s = schedule_of("SCHEDULE GROUP MoL_CalcRHS AT EVOL {} \"\"\n"
+                           "SCHEDULE rhs IN MoL_CalcRHZ {} \"\"\n");
+  EdlError e = error_of([&] { s.validate(); });
+  EXPECT_EQ(e.loc().line, 2);
+  EXPECT_THAT(e.message(), HasSubstr("'rhs' is scheduled IN 'MoL_CalcRHZ'"));
+  EXPECT_THAT(notes_of(e), HasSubstr("did you mean 'MoL_CalcRHS'?"));
+
+  Schedule bin = schedule_of("SCHEDULE f IN analysis {} \"\"\n");
+  EXPECT_THAT(notes_of(error_of([&] { bin.validate(); })), HasSubstr("schedule AT ANALYSIS"));
+}
+
+TEST(ScheduleValidate, GroupsInFunctionsAndNestedGroupsAreFine) {
+  Schedule s = schedule_of("SCHEDULE evolve AT EVOL {} \"\"\n"
+                           "SCHEDULE GROUP rhs IN evolve {} \"\"\n"
+                           "SCHEDULE GROUP inner IN rhs {} \"\"\n"
+                           "SCHEDULE f IN inner {} \"\"\n");
+  EXPECT_NO_THROW(s.validate());
+}
+
+TEST(ScheduleValidate, GroupInsideItselfIsAnError) {
+  Schedule s = schedule_of("SCHEDULE GROUP A AT EVOL {} \"\"\nSCHEDULE GROUP B IN A {} \"\"\n"
+                           "SCHEDULE GROUP A IN B {} \"\"\n");
+  EdlError e = error_of([&] { s.validate(); });
+  EXPECT_THAT(e.message(), HasSubstr("scheduled inside itself"));
+  EXPECT_THAT(e.message(), HasSubstr("B IN A IN B"));
+  // The tree stops rather than recursing forever.
+  EXPECT_THAT(s.tree(), HasSubstr("not expanded"));
+}
+
+// ---- the tree ---------------------------------------------------------------------------------
+
+TEST(ScheduleTree, ExactFormat) {
+  Schedule s;
+  s.add_all(parse("SCHEDULE setup AT CCTK_BASEGRID {} \"Set up\"\n"
+                  "SCHEDULE evolve AT EVOL {} \"Advance one step\"\n"
+                  "SCHEDULE GROUP rhs IN evolve {} \"Right-hand sides\"\n"
+                  "SCHEDULE GROUP post IN evolve AFTER rhs {} \"After each substep\"\n"
+                  "SCHEDULE sync IN post {} \"Ghost exchange\"\n"
+                  "SCHEDULE GROUP analysis_group AT ANALYSIS {} \"Analysis\"\n"
+                  "SCHEDULE norms IN analysis_group AS norms2 {} \"Norms\"\n",
+                  "Host"));
+  s.add_all(parse("SCHEDULE calc IN rhs {} \"The calculation\"\n", "Wave"));
+  EXPECT_EQ(s.tree(), "[CCTK_BASEGRID]\n"
+                      "  Host::setup: Set up\n"
+                      "[CCTK_EVOL]\n"
+                      "  Host::evolve: Advance one step\n"
+                      "    GROUP Host::rhs: Right-hand sides\n"
+                      "      Wave::calc: The calculation\n"
+                      "    GROUP Host::post: After each substep\n"
+                      "      Host::sync: Ghost exchange\n"
+                      "[CCTK_ANALYSIS]\n"
+                      "  GROUP Host::analysis_group: Analysis\n"
+                      "    Host::norms AS norms2: Norms\n");
+}
+
+// ---- the executor -----------------------------------------------------------------------------
+
+TEST(Executor, RunsFunctionsInOrderAndRecursesIntoGroups) {
+  Schedule s = schedule_of("SCHEDULE b AT EVOL AFTER a {} \"\"\n"
+                           "SCHEDULE GROUP g AT EVOL {} \"\"\n"
+                           "SCHEDULE a AT EVOL {} \"\"\n"
+                           "SCHEDULE g2 IN g AFTER g1 {} \"\"\n"
+                           "SCHEDULE GROUP inner IN g {} \"\"\n"
+                           "SCHEDULE g1 IN g {} \"\"\n"
+                           "SCHEDULE deep IN inner {} \"\"\n"
+                           "SCHEDULE other AT POSTSTEP {} \"\"\n");
+  Timers timers;
+  Executor ex(s, timers);
+  std::vector<std::string> calls;
+  for (std::string name : {"a", "b", "g1", "g2", "deep", "other"})
+    ex.bind(name, [&calls, name] { calls.push_back(name); });
+  EXPECT_TRUE(ex.unbound().empty());
+  ex.run("EVOL");
+  // EVOL: g (added first among the ready), a, b;  g: inner (deep), g1, g2.
+  EXPECT_EQ(calls, (std::vector<std::string>{"deep", "g1", "g2", "a", "b"}));
+  calls.clear();
+  ex.run("g");
+  EXPECT_EQ(calls, (std::vector<std::string>{"deep", "g1", "g2"}));
+  EXPECT_EQ(timers.table().at("T::a").first, 1);
+  EXPECT_EQ(timers.table().at("T::deep").first, 2);
+  EXPECT_EQ(timers.table().count("T::other"), 0u);
+  EXPECT_THROW(ex.run("no_such_place"), std::logic_error);
+}
+
+TEST(Executor, GroupsInAFunctionRunOnlyWhenItRunsThem) {
+  Schedule s = Schedule::with_builtin_components();
+  ScheduleItem rhs;
+  rhs.name = "wave_rhs";
+  rhs.thorn = "Wave";
+  rhs.at = false;
+  rhs.where = "MoL_CalcRHS";
+  rhs.before = {"Boundary_RHS"}; // added after the built-ins: it must say so
+  s.add(rhs);
+  s.validate();
+
+  Timers timers;
+  Executor ex(s, timers);
+  std::vector<std::string> calls;
+  auto record = [&](const std::string& name) {
+    ex.bind(name, [&calls, name] { calls.push_back(name); });
+  };
+  for (const ScheduleItem& item : s.items())
+    if (!item.is_group && item.name != "MoL_Evolution") record(item.name);
+  // A 2-substep integrator: each substep runs MoL_CalcRHS, updates, runs MoL_PostStep.
+  ex.bind("MoL_Evolution", [&] {
+    for (int substep = 0; substep < 2; ++substep) {
+      ex.run("MoL_CalcRHS");
+      calls.push_back("update");
+      ex.run("MoL_PostStep");
+    }
+  });
+  EXPECT_TRUE(ex.unbound().empty());
+
+  ex.run("EVOL");
+  const std::vector<std::string> substep = {"wave_rhs", "Boundary_RHS", "update",
+                                            "Driver_SyncEvolved", "Boundary_ApplyOuter"};
+  std::vector<std::string> expected = substep;
+  expected.insert(expected.end(), substep.begin(), substep.end());
+  EXPECT_EQ(calls, expected);
+
+  calls.clear();
+  ex.run("CCTK_ANALYSIS");
+  EXPECT_EQ(calls,
+            (std::vector<std::string>{"IOScalar_OutputNorms", "IOHDF5_Output", "IO_Checkpoint"}));
+  EXPECT_EQ(timers.table().at("MoL::MoL_Evolution").first, 1);
+  EXPECT_EQ(timers.table().at("Wave::wave_rhs").first, 2);
+  EXPECT_EQ(timers.table().at("Driver::Boundary_ApplyOuter").first, 2);
+}
+
+TEST(Executor, TimesAreSelfTimes) {
+  Schedule s = schedule_of("SCHEDULE outer AT EVOL {} \"\"\nSCHEDULE GROUP g IN outer {} \"\"\n"
+                           "SCHEDULE slow IN g {} \"\"\n");
+  Timers timers;
+  Executor ex(s, timers);
+  ex.bind("outer", [&] { ex.run("g"); });
+  ex.bind("slow", [] { std::this_thread::sleep_for(std::chrono::milliseconds(30)); });
+  ex.run("EVOL");
+  double outer = timers.table().at("T::outer").second;
+  double slow = timers.table().at("T::slow").second;
+  EXPECT_GE(slow, 0.029);
+  EXPECT_LT(outer, slow / 2);
+}
+
+TEST(Executor, UnboundFunctionsAreListedAndRefused) {
+  Schedule s = schedule_of("SCHEDULE f AT EVOL {} \"\"\nSCHEDULE GROUP g AT EVOL {} \"\"\n"
+                           "SCHEDULE h IN g {} \"\"\nSCHEDULE f AT POSTSTEP {} \"\"\n"
+                           "SCHEDULE k AT POSTSTEP AS k2 {} \"\"\n");
+  Timers timers;
+  Executor ex(s, timers);
+  EXPECT_EQ(ex.unbound(), (std::vector<std::string>{"f", "h", "k"}));
+  ex.bind("F", [] {});  // names ignore case
+  ex.bind("k2", [] {}); // an alias binds too
+  EXPECT_EQ(ex.unbound(), (std::vector<std::string>{"h"}));
+  try {
+    ex.run("EVOL");
+    FAIL() << "expected std::logic_error";
+  } catch (const std::logic_error& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("'T::h'"));
+  }
+  EXPECT_THROW(ex.bind("x", nullptr), std::invalid_argument);
+}
+
+TEST(Executor, ConditionalItemsAreRefused) {
+  Schedule s = schedule_of("SCHEDULE f AT EVOL IF flag {} \"\"\n");
+  Timers timers;
+  Executor ex(s, timers);
+  ex.bind("f", [] {});
+  EXPECT_THROW(ex.run("EVOL"), std::logic_error);
+}
+
+TEST(Executor, AnExceptionLeavesTheExecutorUsable) {
+  Schedule s = schedule_of("SCHEDULE outer AT EVOL {} \"\"\nSCHEDULE GROUP g IN outer {} \"\"\n"
+                           "SCHEDULE bad IN g {} \"\"\nSCHEDULE ok AT POSTSTEP {} \"\"\n");
+  Timers timers;
+  Executor ex(s, timers);
+  bool fail = true;
+  ex.bind("outer", [&] { ex.run("g"); });
+  ex.bind("bad", [&] {
+    if (fail) throw std::runtime_error("boom");
+  });
+  ex.bind("ok", [] {});
+  EXPECT_THROW(ex.run("EVOL"), std::runtime_error);
+  fail = false;
+  ex.run("EVOL");
+  ex.run("POSTSTEP");
+  EXPECT_EQ(timers.table().at("T::outer").first, 1);
+  EXPECT_EQ(timers.table().at("T::ok").first, 1);
+}
+
+} // namespace

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# `saguaro check` and `saguaro run` on bad parameter files: status 2, nothing on stdout, and
+# on stderr the file:line:col of the culprit, the line with a caret, and the message.
+# Usage: cli_errors.sh SAGUARO SOURCE_DIR
+set -uo pipefail
+saguaro=$1 src=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+# expect NAME LINE:COL MESSAGE-REGEX  (the .par text on stdin; line 1 is ActiveThorns)
+expect() {
+  local name=$1 where=$2 message=$3 par="$work/$1.par"
+  cat > "$par"
+  for cmd in check run; do
+    "$saguaro" $cmd "$par" > "$work/out" 2> "$work/err"
+    local status=$?
+    if [[ $status != 2 ]]; then echo "$name ($cmd): status $status, expected 2"; failures=$((failures+1)); fi
+    if [[ -s "$work/out" ]]; then echo "$name ($cmd): stdout not empty:"; cat "$work/out"; failures=$((failures+1)); fi
+    if ! grep -q "$name.par:$where: error: " "$work/err"; then
+      echo "$name ($cmd): no '$name.par:$where: error:' in:"; cat "$work/err"; failures=$((failures+1))
+    fi
+    if ! grep -Eq "$message" "$work/err"; then
+      echo "$name ($cmd): message /$message/ not in:"; cat "$work/err"; failures=$((failures+1))
+    fi
+    if ! grep -q '\^' "$work/err"; then echo "$name ($cmd): no caret"; failures=$((failures+1)); fi
+  done
+}
+
+head="ActiveThorns = \"Saguaro WaveDemo\"
+Saguaro::equations = \"$src/par/wave.edl\""
+
+expect unknown_param 3:12 "did you mean 'xmin'" <<PAR
+$head
+CoordBase::xmni = 0.5
+PAR
+expect unknown_thorn 3:1 "did you mean 'CoordBase'" <<PAR
+$head
+CoordBse::xmin = 0.5
+PAR
+expect not_active 3:1 "ActiveThorns" <<PAR
+ActiveThorns = "Saguaro"
+Saguaro::equations = "$src/par/wave.edl"
+WaveDemo::amp = 2.0
+PAR
+expect wrong_type 3:23 "integer" <<PAR
+$head
+Cactus::cctk_itlast = 2.5
+PAR
+expect out_of_range 3:21 "2:8:2" <<PAR
+$head
+Saguaro::fd_order = 5
+PAR
+expect bad_keyword 3:19 "RK4" <<PAR
+$head
+MoL::ODE_Method = "RK5"
+PAR
+expect set_twice 4:1 "set twice|already set" <<PAR
+$head
+Time::dtfac = 0.5
+Time::dtfac = 0.25
+PAR
+expect edl_range 3:18 "range|allowed" <<PAR
+$head
+WaveDemo::kwav = 1000
+PAR
+expect no_edl 2:22 "no EDL file" <<PAR
+ActiveThorns = "Saguaro"
+Saguaro::equations = "no-such-file.edl"
+PAR
+
+if (( failures > 0 )); then echo "$failures failures"; exit 1; fi
+echo "all error cases report file:line:col with status 2"

@@ -1,0 +1,110 @@
+// Helpers for whole-simulation tests: a temporary directory shared by the ranks, .par files
+// written into it, runs through the library (host::Simulation) on any communicator.
+#pragma once
+
+#include "grid/grid.hpp"
+#include "schedule/simulation.hpp"
+
+#include <mpi.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+namespace saguaro::test {
+
+inline int world_rank(MPI_Comm comm = MPI_COMM_WORLD) {
+  int r = 0;
+  MPI_Comm_rank(comm, &r);
+  return r;
+}
+
+// A directory every rank of `comm` agrees on, removed by rank 0 at the end.
+class SharedTempDir {
+public:
+  explicit SharedTempDir(const std::string& tag, MPI_Comm comm = MPI_COMM_WORLD) : comm_(comm) {
+    char buf[512] = {0};
+    if (world_rank(comm) == 0) {
+      static int counter = 0;
+      auto p = std::filesystem::temp_directory_path() /
+               ("saguaro-sim-" + tag + "-" + std::to_string(::getpid()) + "-" +
+                std::to_string(counter++));
+      std::filesystem::remove_all(p);
+      std::filesystem::create_directories(p);
+      std::snprintf(buf, sizeof buf, "%s", p.string().c_str());
+    }
+    MPI_Bcast(buf, sizeof buf, MPI_CHAR, 0, comm);
+    path_ = buf;
+  }
+  ~SharedTempDir() {
+    MPI_Barrier(comm_);
+    if (world_rank(comm_) == 0) std::filesystem::remove_all(path_);
+  }
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+private:
+  MPI_Comm comm_;
+  std::string path_;
+};
+
+// Writes `text` to `path` on rank 0 of comm, then everybody proceeds.
+inline void write_file(const std::string& path, const std::string& text,
+                       MPI_Comm comm = MPI_COMM_WORLD) {
+  if (world_rank(comm) == 0) std::ofstream(path) << text;
+  MPI_Barrier(comm);
+}
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A kernel cache shared by every test of the process, so each program compiles once.
+inline std::string test_cache_dir() {
+  static const std::string dir = [] {
+    auto p = std::filesystem::temp_directory_path() / "saguaro-test-kernel-cache";
+    std::filesystem::create_directories(p);
+    return p.string();
+  }();
+  return dir;
+}
+
+// Runs the .par file on `comm`; `inspect` sees the finished simulation.
+inline void run_par(const std::string& par_path, MPI_Comm comm,
+                    const std::function<void(host::Simulation&)>& inspect = {}) {
+  std::ostringstream log;
+  host::Simulation sim(host::load_setup(par_path), comm, log);
+  sim.run();
+  if (inspect) inspect(sim);
+}
+
+// L2 norm over the whole grid of (field - exact(x, y, z)) at the owned points.
+inline double l2_error(host::Simulation& sim, const std::string& var,
+                       const std::function<double(double, double, double)>& exact) {
+  const grid::Patch& p = sim.decomposition().patch();
+  const double* u = sim.fields().data(sim.fields().find(var));
+  double sum = 0;
+  long long n = 0;
+  for (int k = p.owned.lo[2]; k < p.owned.hi[2]; ++k)
+    for (int j = p.owned.lo[1]; j < p.owned.hi[1]; ++j)
+      for (int i = p.owned.lo[0]; i < p.owned.hi[0]; ++i) {
+        double e = u[p.linear(i, j, k)] -
+                   exact(p.coordinate(0, i), p.coordinate(1, j), p.coordinate(2, k));
+        sum += e * e;
+        ++n;
+      }
+  double global_sum = 0;
+  long long global_n = 0;
+  MPI_Allreduce(&sum, &global_sum, 1, MPI_DOUBLE, MPI_SUM, sim.decomposition().comm());
+  MPI_Allreduce(&n, &global_n, 1, MPI_LONG_LONG, MPI_SUM, sim.decomposition().comm());
+  return std::sqrt(global_sum / double(global_n));
+}
+
+} // namespace saguaro::test

@@ -1,0 +1,259 @@
+// Whole simulations through the host: .par in, evolved grid functions out, on whatever
+// number of ranks mpirun started (ctest runs this suite at 1, 2, 3 and 4).
+#include "simulation_support.hpp"
+
+#include "io/io.hpp"
+
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <numbers>
+
+namespace saguaro::test {
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+
+std::string source(const std::string& rel) {
+  return std::string(SAGUARO_SOURCE_DIR) + "/" + rel;
+}
+
+// Parameter settings, `Thorn::name` -> value as written in a .par file.
+using Settings = std::map<std::string, std::string>;
+
+std::string quoted(const std::string& s) {
+  return "\"" + s + "\"";
+}
+
+// A .par file: `base` with `overrides` replacing or adding settings (a .par file may set
+// each parameter once).
+std::string par_text(const std::string& active, Settings base, const Settings& overrides) {
+  for (const auto& [k, v] : overrides) base[k] = v;
+  std::string text = "ActiveThorns = " + quoted(active) + "\n";
+  for (const auto& [k, v] : base) text += k + " = " + v + "\n";
+  return text;
+}
+
+// The standing wave of par/wave.edl on a periodic unit box with N cells per axis, RK4,
+// dt = h/4, to t = 1/4 (N steps, so every resolution lands on the same final time).
+std::string wave_par(int n, int fd_order, const Settings& overrides = {}) {
+  Settings base = {
+      {"Saguaro::equations", quoted(source("par/wave.edl"))},
+      {"Saguaro::fd_order", std::to_string(fd_order)},
+      {"Saguaro::backend", quoted("cpu")},
+      {"Saguaro::cache_dir", quoted(test_cache_dir())},
+      {"Saguaro::progress_every", "0"},
+      {"Cactus::cctk_show_schedule", "no"},
+      {"CoordBase::spacing", quoted("numcells")},
+      {"CoordBase::ncells_x", std::to_string(n)},
+      {"CoordBase::ncells_y", std::to_string(n)},
+      {"CoordBase::ncells_z", std::to_string(n)},
+      {"Periodic::periodic", "yes"},
+      {"MoL::ODE_Method", quoted("RK4")},
+      {"Time::dtfac", "0.25"},
+      {"Cactus::terminate", quoted("time")},
+      {"Cactus::cctk_final_time", "0.25"},
+  };
+  return par_text("Saguaro WaveDemo", base, overrides);
+}
+
+double standing_wave(double x, double y, double z, double t) {
+  const double k = 2 * kPi, omega = std::sqrt(3.0) * k;
+  return std::sin(k * x) * std::sin(k * y) * std::sin(k * z) * std::cos(omega * t);
+}
+
+double wave_error(const std::string& dir, int n, int fd_order) {
+  std::string par = dir + "/wave" + std::to_string(n) + ".par";
+  write_file(par, wave_par(n, fd_order, {{"IO::out_dir", quoted(dir + "/out")}}));
+  double error = 0;
+  run_par(par, MPI_COMM_WORLD, [&](host::Simulation& sim) {
+    EXPECT_NEAR(sim.time(), 0.25, 1e-12);
+    EXPECT_EQ(sim.iteration(), n);
+    error = l2_error(sim, "phi", [&](double x, double y, double z) {
+      return standing_wave(x, y, z, sim.time());
+    });
+  });
+  return error;
+}
+
+void expect_convergence(int fd_order, std::array<int, 3> ns) {
+  SharedTempDir dir("conv");
+  std::array<double, 3> e{};
+  for (int r = 0; r < 3; ++r) e[r] = wave_error(dir.path(), ns[r], fd_order);
+  for (int r = 0; r + 1 < 3; ++r) {
+    double order = std::log(e[r] / e[r + 1]) / std::log(double(ns[r + 1]) / ns[r]);
+    if (world_rank() == 0)
+      std::printf("  fd order %d: N = %d -> %d, L2 errors %.3e -> %.3e, measured order %.3f\n",
+                  fd_order, ns[r], ns[r + 1], e[r], e[r + 1], order);
+    EXPECT_NEAR(order, fd_order, 0.1)
+        << "N = " << ns[r] << " -> " << ns[r + 1] << ": errors " << e[r] << ", " << e[r + 1];
+  }
+}
+
+TEST(WaveConvergence, SecondOrderInSpace) {
+  expect_convergence(2, {24, 32, 48});
+}
+TEST(WaveConvergence, FourthOrderInSpace) {
+  expect_convergence(4, {24, 32, 48});
+}
+
+// The same run on all ranks and on rank 0 alone: min, max and the infinity norm are
+// bit-identical (no arithmetic depends on the decomposition); the sums agree to 1e-14.
+TEST(Decomposition, SameNormsOnAllRanksAndOnOne) {
+  SharedTempDir dir("ranks");
+  auto norms_of = [&](MPI_Comm comm, const std::string& tag) {
+    std::string par = dir / (tag + ".par");
+    write_file(par,
+               wave_par(13, 4,
+                        {{"IO::out_dir", quoted(dir / tag)},
+                         {"Periodic::periodic", "no"},
+                         {"Periodic::periodic_x", "yes"},
+                         {"CoordBase::ncells_y", "11"},
+                         {"CoordBase::ncells_z", "9"},
+                         {"Saguaro::boundary_condition", quoted("radiative")},
+                         {"Saguaro::boundary_z_upper", quoted("flat")}}),
+               comm);
+    std::vector<grid::Norms> norms;
+    run_par(par, comm, [&](host::Simulation& sim) {
+      for (const char* v : {"phi", "pi"})
+        norms.push_back(
+            grid::reduce_norms(sim.decomposition(), sim.fields().data(sim.fields().find(v))));
+    });
+    return norms;
+  };
+  std::vector<grid::Norms> all = norms_of(MPI_COMM_WORLD, "all");
+  MPI_Comm self_comm;
+  MPI_Comm_split(MPI_COMM_WORLD, world_rank() == 0 ? 0 : MPI_UNDEFINED, 0, &self_comm);
+  if (world_rank() == 0) {
+    std::vector<grid::Norms> one = norms_of(self_comm, "one");
+    for (std::size_t v = 0; v < all.size(); ++v) {
+      EXPECT_EQ(all[v].min, one[v].min);
+      EXPECT_EQ(all[v].max, one[v].max);
+      EXPECT_EQ(all[v].linf, one[v].linf);
+      EXPECT_NEAR(all[v].l1, one[v].l1, 1e-14 * std::abs(one[v].l1));
+      EXPECT_NEAR(all[v].l2, one[v].l2, 1e-14 * std::abs(one[v].l2));
+      EXPECT_GT(one[v].linf, 0.1); // something happened
+    }
+    MPI_Comm_free(&self_comm);
+  }
+}
+
+// div E and div B vanish to round-off at the start and stay there through the evolution.
+TEST(Maxwell, DivergenceStaysAtRoundoff) {
+  SharedTempDir dir("maxwell");
+  std::string par = dir / "maxwell.par";
+  write_file(par,
+             "ActiveThorns = \"Saguaro Maxwell3D\"\n"
+             "Saguaro::equations = \"" +
+                 source("test/simulation/edl/maxwell3d.edl") +
+                 "\"\n"
+                 "Saguaro::backend = \"cpu\"\n"
+                 "Saguaro::cache_dir = \"" +
+                 test_cache_dir() +
+                 "\"\n"
+                 "Saguaro::progress_every = 0\nCactus::cctk_show_schedule = no\n"
+                 "CoordBase::spacing = \"numcells\"\n"
+                 "CoordBase::ncells_x = 20\nCoordBase::ncells_y = 18\nCoordBase::ncells_z = 16\n"
+                 "Periodic::periodic = yes\nMoL::ODE_Method = \"RK3\"\n"
+                 "Cactus::cctk_itlast = 30\n"
+                 "IO::out_dir = \"" +
+                 (dir / "out") +
+                 "\"\nIO::out_every = 30\n"
+                 "IOScalar::out_vars = \"Maxwell3D::divE Maxwell3D::divB Maxwell3D::El\"\n");
+  run_par(par, MPI_COMM_WORLD, [&](host::Simulation& sim) {
+    EXPECT_EQ(sim.iteration(), 30);
+    for (const char* v : {"divE", "divB"}) {
+      grid::Norms n =
+          grid::reduce_norms(sim.decomposition(), sim.fields().data(sim.fields().find(v)));
+      EXPECT_LT(n.linf, 1e-11) << v;
+    }
+    // The fields did evolve: El_1 changed from its initial values.
+    grid::Norms e =
+        grid::reduce_norms(sim.decomposition(), sim.fields().data(sim.fields().find("El1")));
+    EXPECT_GT(e.linf, 0.1);
+  });
+  if (world_rank() == 0) {
+    std::string tsv = read_file(dir / "out/divE.norms.tsv");
+    EXPECT_NE(tsv.find("# iteration"), std::string::npos);
+  }
+}
+
+// A run interrupted at iteration 10 and recovered from its checkpoint ends bit-identical to
+// a run that went straight through, and writes the same norms.
+TEST(Checkpoint, RecoveredRunIsBitIdentical) {
+  SharedTempDir dir("ckpt");
+  auto par_text = [&](const std::string& out, int itlast, const std::string& recover) {
+    return wave_par(12, 4,
+                    {{"IO::out_dir", quoted(dir / out)},
+                     {"Cactus::terminate", quoted("iteration")},
+                     {"Cactus::cctk_itlast", std::to_string(itlast)},
+                     {"IO::out_every", "5"},
+                     {"IO::checkpoint_every", "10"},
+                     {"IO::recover", quoted(recover)},
+                     {"IOHDF5::out_every", "10"},
+                     {"IOHDF5::out_vars", quoted("WaveDemo::phi")},
+                     {"Periodic::periodic", "no"},
+                     {"Saguaro::boundary_condition", quoted("radiative")}});
+  };
+  std::vector<std::vector<double>> straight, resumed;
+  auto grab = [](std::vector<std::vector<double>>& into) {
+    return [&into](host::Simulation& sim) {
+      const grid::Patch& p = sim.decomposition().patch();
+      for (const char* v : {"phi", "pi"}) {
+        const double* u = sim.fields().data(sim.fields().find(v));
+        into.emplace_back(u, u + p.points());
+      }
+    };
+  };
+  write_file(dir / "a.par", par_text("a", 20, "no"));
+  run_par(dir / "a.par", MPI_COMM_WORLD, grab(straight));
+  write_file(dir / "b1.par", par_text("b", 12, "no")); // stops at 12: checkpoint at 10
+  run_par(dir / "b1.par", MPI_COMM_WORLD);
+  write_file(dir / "b2.par", par_text("b", 20, "auto"));
+  run_par(dir / "b2.par", MPI_COMM_WORLD, [&](host::Simulation& sim) {
+    EXPECT_EQ(sim.iteration(), 20);
+    grab(resumed)(sim);
+  });
+  ASSERT_EQ(straight.size(), resumed.size());
+  for (std::size_t v = 0; v < straight.size(); ++v) {
+    // Compare the valid points (owned and outer boundary) bit for bit.
+    EXPECT_EQ(straight[v], resumed[v]) << "variable " << v;
+  }
+  if (world_rank() == 0) {
+    EXPECT_EQ(read_file(dir / "a/phi.norms.tsv"), read_file(dir / "b/phi.norms.tsv"));
+    EXPECT_EQ(read_file(dir / "a/pi.norms.tsv"), read_file(dir / "b/pi.norms.tsv"));
+  }
+}
+
+// The driver's HDF5 output opens with the HDF5 C API and carries Carpet's names.
+TEST(Output, HDF5DatasetsPerIteration) {
+  SharedTempDir dir("h5");
+  write_file(dir / "w.par", wave_par(10, 2,
+                                     {{"IO::out_dir", quoted(dir / "out")},
+                                      {"Cactus::terminate", quoted("iteration")},
+                                      {"Cactus::cctk_itlast", "4"},
+                                      {"IOHDF5::out_every", "2"},
+                                      {"IOHDF5::out_vars", quoted("WaveDemo::phi")}}));
+  int ranks = 1;
+  run_par(dir / "w.par", MPI_COMM_WORLD,
+          [&](host::Simulation& sim) { ranks = sim.decomposition().patch().ranks; });
+  int rank = world_rank();
+  std::string file = dir / ("out/phi.file_" + std::to_string(rank) + ".h5");
+  hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0) << file;
+  for (int it : {0, 2, 4}) {
+    std::string name =
+        "WAVEDEMO::phi it=" + std::to_string(it) + " tl=0 rl=0 c=" + std::to_string(rank);
+    EXPECT_GT(H5Lexists(f, name.c_str(), H5P_DEFAULT), 0) << name;
+  }
+  EXPECT_EQ(H5Lexists(f, "WAVEDEMO::phi it=1 tl=0 rl=0 c=0", H5P_DEFAULT), 0);
+  H5Fclose(f);
+  EXPECT_GE(ranks, 1);
+}
+
+} // namespace
+} // namespace saguaro::test
