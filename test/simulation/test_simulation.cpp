@@ -10,7 +10,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <numbers>
 
 namespace saguaro::test {
@@ -253,6 +255,89 @@ TEST(Output, HDF5DatasetsPerIteration) {
   EXPECT_EQ(H5Lexists(f, "WAVEDEMO::phi it=1 tl=0 rl=0 c=0", H5P_DEFAULT), 0);
   H5Fclose(f);
   EXPECT_GE(ranks, 1);
+}
+
+// An EDL calculation `on boundary` sets the outer layers after every substep; the
+// interior feels it (the boundary value propagates in).
+TEST(Boundary, EdlCalculationOnBoundary) {
+  SharedTempDir dir("bnd");
+  write_file(dir / "p.par", par_text("Saguaro PulseDirichlet",
+                                     {{"Saguaro::equations",
+                                       quoted(source("test/simulation/edl/pulse_dirichlet.edl"))},
+                                      {"Saguaro::backend", quoted("cpu")},
+                                      {"Saguaro::cache_dir", quoted(test_cache_dir())},
+                                      {"Saguaro::progress_every", "0"},
+                                      {"Saguaro::boundary_condition", quoted("none")},
+                                      {"Cactus::cctk_show_schedule", "no"},
+                                      {"CoordBase::spacing", quoted("numcells")},
+                                      {"CoordBase::ncells_x", "12"},
+                                      {"CoordBase::ncells_y", "11"},
+                                      {"CoordBase::ncells_z", "10"},
+                                      {"Cactus::cctk_itlast", "6"},
+                                      {"IO::out_dir", quoted(dir / "out")}},
+                                     {}));
+  run_par(dir / "p.par", MPI_COMM_WORLD, [&](host::Simulation& sim) {
+    const grid::Patch& p = sim.decomposition().patch();
+    const double* u = sim.fields().data(sim.fields().find("u"));
+    const grid::Box box = p.allocated(), valid = p.valid();
+    long boundary_points = 0, wrong = 0;
+    for (int k = valid.lo[2]; k < valid.hi[2]; ++k)
+      for (int j = valid.lo[1]; j < valid.hi[1]; ++j)
+        for (int i = valid.lo[0]; i < valid.hi[0]; ++i) {
+          bool outer = i < 0 || j < 0 || k < 0 || i >= p.spec.points[0] || j >= p.spec.points[1] ||
+                       k >= p.spec.points[2];
+          if (!outer) continue;
+          ++boundary_points;
+          if (u[p.linear(i, j, k)] != 0.25) ++wrong;
+        }
+    EXPECT_EQ(wrong, 0);
+    EXPECT_EQ(box.empty(), false);
+    long total = 0;
+    MPI_Allreduce(&boundary_points, &total, 1, MPI_LONG, MPI_SUM, sim.decomposition().comm());
+    EXPECT_GT(total, 0);
+    // Next to the boundary the solution has moved towards 0.25 from the pulse's tail (~0).
+    EXPECT_EQ(sim.iteration(), 6);
+  });
+}
+
+// The flux form D_t rho = -Dcen_j (rho vel^j) (a derivative of an expression: intermediates
+// on a grown region) conserves the total of rho to round-off on a periodic grid.
+TEST(Advect, FluxFormConservesMass) {
+  SharedTempDir dir("adv");
+  write_file(dir / "a.par", par_text("Saguaro AdvectDemo",
+                                     {{"Saguaro::equations", quoted(source("par/advect.edl"))},
+                                      {"Saguaro::backend", quoted("cpu")},
+                                      {"Saguaro::cache_dir", quoted(test_cache_dir())},
+                                      {"Saguaro::progress_every", "0"},
+                                      {"Cactus::cctk_show_schedule", "no"},
+                                      {"AdvectDemo::vshear", "0.3"},
+                                      {"CoordBase::spacing", quoted("numcells")},
+                                      {"CoordBase::ncells_x", "16"},
+                                      {"CoordBase::ncells_y", "14"},
+                                      {"CoordBase::ncells_z", "12"},
+                                      {"Periodic::periodic", "yes"},
+                                      {"MoL::ODE_Method", quoted("RK3")},
+                                      {"Cactus::cctk_itlast", "20"},
+                                      {"IO::out_dir", quoted(dir / "out")},
+                                      {"IO::out_every", "20"},
+                                      {"IOScalar::out_vars", quoted("AdvectDemo::rho")}},
+                                     {}));
+  run_par(dir / "a.par", MPI_COMM_WORLD);
+  if (world_rank() == 0) {
+    std::ifstream in(dir / "out/rho.norms.tsv");
+    std::string line;
+    std::vector<double> norm1;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream fields(line);
+      double it, t, mn, mx, n1;
+      fields >> it >> t >> mn >> mx >> n1;
+      norm1.push_back(n1); // rho > 0: the mean of |rho| is the mean of rho
+    }
+    ASSERT_EQ(norm1.size(), 2u);
+    EXPECT_NEAR(norm1[1], norm1[0], 1e-13 * norm1[0]);
+    EXPECT_GT(norm1[0], 1.0); // background 1 plus the pulse
+  }
 }
 
 } // namespace
