@@ -1,6 +1,7 @@
 // Checkpoints: round trip, reading on another rank count, completeness markers, keep, errors.
 #include "grid/grid.hpp"
 #include "io/io.hpp"
+#include "mpi_support.hpp"
 
 #include <gtest/gtest.h>
 #include <hdf5.h>
@@ -23,45 +24,9 @@ using saguaro::grid::GridSpec;
 using saguaro::grid::Patch;
 using saguaro::io::CheckpointState;
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-int world_size() {
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
-
-// A fresh directory shared by all ranks (rank 0 makes it and removes it).
-class SharedTempDir {
-public:
-  SharedTempDir() {
-    std::string made;
-    if (world_rank() == 0) {
-      std::string pattern = (fs::temp_directory_path() / "saguaro_io_chkpt_XXXXXX").string();
-      if (mkdtemp(pattern.data()) != nullptr) made = pattern;
-    }
-    int length = static_cast<int>(made.size());
-    MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    made.resize(static_cast<std::size_t>(length));
-    MPI_Bcast(made.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
-    path_ = made;
-  }
-  ~SharedTempDir() {
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (world_rank() == 0 && !path_.empty()) {
-      std::error_code ec;
-      fs::remove_all(path_, ec);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-  }
-  const std::string& path() const { return path_; }
-
-private:
-  std::string path_;
-};
+using saguaro::test::SharedTempDir;
+using saguaro::test::world_rank;
+using saguaro::test::world_size;
 
 // A communicator of the first `n` world ranks (MPI_COMM_NULL on the others), freed on exit.
 class SubComm {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "grid/grid.hpp"
+#include "mpi_support.hpp"
 #include "schedule/simulation.hpp"
 
 #include <mpi.h>
@@ -13,44 +14,8 @@
 #include <functional>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 namespace saguaro::test {
-
-inline int world_rank(MPI_Comm comm = MPI_COMM_WORLD) {
-  int r = 0;
-  MPI_Comm_rank(comm, &r);
-  return r;
-}
-
-// A directory every rank of `comm` agrees on, removed by rank 0 at the end.
-class SharedTempDir {
-public:
-  explicit SharedTempDir(const std::string& tag, MPI_Comm comm = MPI_COMM_WORLD) : comm_(comm) {
-    char buf[512] = {0};
-    if (world_rank(comm) == 0) {
-      static int counter = 0;
-      auto p = std::filesystem::temp_directory_path() /
-               ("saguaro-sim-" + tag + "-" + std::to_string(::getpid()) + "-" +
-                std::to_string(counter++));
-      std::filesystem::remove_all(p);
-      std::filesystem::create_directories(p);
-      std::snprintf(buf, sizeof buf, "%s", p.string().c_str());
-    }
-    MPI_Bcast(buf, sizeof buf, MPI_CHAR, 0, comm);
-    path_ = buf;
-  }
-  ~SharedTempDir() {
-    MPI_Barrier(comm_);
-    if (world_rank(comm_) == 0) std::filesystem::remove_all(path_);
-  }
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
-private:
-  MPI_Comm comm_;
-  std::string path_;
-};
 
 // Writes `text` to `path` on rank 0 of comm, then everybody proceeds.
 inline void write_file(const std::string& path, const std::string& text,
