@@ -108,8 +108,7 @@ private:
   SourceLoc here(int length) const { return SourceLoc{file_, line_, column_, length}; }
   static std::string show_char(char c) {
     if (c == '\n' || c == '\0') return "end of line";
-    if (std::isprint(static_cast<unsigned char>(c))) return fmt::format("'{}'", c);
-    return fmt::format("byte 0x{:02x}", static_cast<unsigned char>(c));
+    return edl::describe_character(c);
   }
   void skip_blanks() {
     while (!at_end() && cur() != '\n' && std::isspace(static_cast<unsigned char>(cur()))) advance();

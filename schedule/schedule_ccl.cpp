@@ -116,9 +116,7 @@ public:
     case ';': kind = Tok::Semicolon; break;
     case ',': kind = Tok::Comma; break;
     default: {
-      std::string shown = std::isprint(static_cast<unsigned char>(c))
-                              ? fmt::format("'{}'", c)
-                              : fmt::format("byte 0x{:02x}", static_cast<unsigned char>(c));
+      std::string shown = edl::describe_character(c);
       throw EdlError(SourceLoc{file_, line, column, 1},
                      fmt::format("unexpected character {} in schedule.ccl", shown));
     }

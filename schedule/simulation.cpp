@@ -330,6 +330,7 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
   mol_ = std::make_unique<schedule::MethodOfLines>(
       schedule::ode_method_from_string(reg.get_keyword("MoL", "ODE_Method")), std::move(system));
 
+  parameters_ = parameter_values(); // fixed for the run: nothing is steerable yet
   executor_ = std::make_unique<schedule::Executor>(setup_.schedule, timers_);
   bind_schedule();
   if (auto unbound = executor_->unbound(); !unbound.empty())
@@ -423,7 +424,7 @@ void Simulation::run_calculation(const CalcBinding& b) {
   for (int a = 0; a < 3; ++a) args.index_offset[a] = patch.owned.lo[a] - g;
   args.spacing = patch.spec.spacing;
   args.time = time_;
-  args.parameters = parameter_values();
+  args.parameters = parameters_;
   grid::Index3 n = patch.size();
   if (b.calc->on_boundary) {
     // One launch per outer face layer, over the whole allocated extent of the other axes.

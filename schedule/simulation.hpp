@@ -94,6 +94,7 @@ private:
   std::vector<std::unique_ptr<CalcBinding>> bindings_;
   std::vector<int> evolved_, rhs_; // GridFunctions indices, evolved_[v] <-> rhs_[v]
   std::vector<double> evolved_u0_; // radiative value at infinity per evolved variable
+  std::vector<double> parameters_; // the EDL thorn's parameter values, kernel order
   std::array<std::array<grid::BoundaryKind, 2>, 3> boundary_{};
 
   schedule::Timers timers_;

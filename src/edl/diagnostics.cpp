@@ -74,6 +74,11 @@ EdlError::EdlError(SourceLoc loc, std::string message, std::vector<Note> notes)
     : std::runtime_error(render_error(loc, message, notes)), loc_(std::move(loc)),
       message_(std::move(message)), notes_(std::move(notes)) {}
 
+std::string describe_character(char c) {
+  if (std::isprint(static_cast<unsigned char>(c))) return fmt::format("'{}'", c);
+  return fmt::format("byte 0x{:02x}", static_cast<unsigned char>(c));
+}
+
 std::string nearest_name(std::string_view name, const std::vector<std::string>& candidates) {
   // Edit distance counting a swap of neighbouring letters as one edit (optimal string
   // alignment), case-insensitive: `xmni` is one typo away from `xmin`.

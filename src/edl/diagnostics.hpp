@@ -64,6 +64,9 @@ private:
 std::string render_diagnostic(const SourceLoc& loc, std::string_view severity,
                               std::string_view message);
 
+// A character as a message shows it: 'x' when printable, else "byte 0x1b".
+std::string describe_character(char c);
+
 // The candidate closest to `name` by edit distance, or "" when none is close enough to be a
 // plausible typo.
 std::string nearest_name(std::string_view name, const std::vector<std::string>& candidates);

@@ -88,9 +88,7 @@ public:
         case ':': kind = TokenKind::Colon; break;
         case '\'': kind = TokenKind::Prime; break;
         default: {
-          std::string shown = std::isprint(static_cast<unsigned char>(c))
-                                  ? fmt::format("'{}'", c)
-                                  : fmt::format("byte 0x{:02x}", static_cast<unsigned char>(c));
+          std::string shown = describe_character(c);
           throw EdlError(SourceLoc{file_, line, column, 1},
                          fmt::format("unexpected character {}; expected a name, number, "
                                      "operator or comment",

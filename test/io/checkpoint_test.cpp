@@ -1,6 +1,7 @@
 // Checkpoints: round trip, reading on another rank count, completeness markers, keep, errors.
 #include "grid/grid.hpp"
 #include "io/io.hpp"
+#include "io/io_test_support.hpp"
 #include "mpi_support.hpp"
 
 #include <gtest/gtest.h>
@@ -23,6 +24,7 @@ using saguaro::grid::Decomposition;
 using saguaro::grid::GridSpec;
 using saguaro::grid::Patch;
 using saguaro::io::CheckpointState;
+using saguaro::test::test_spec;
 
 using saguaro::test::SharedTempDir;
 using saguaro::test::world_rank;
@@ -43,16 +45,6 @@ public:
 private:
   MPI_Comm comm_ = MPI_COMM_NULL;
 };
-
-GridSpec test_spec() {
-  GridSpec spec;
-  spec.points = {9, 7, 5};
-  spec.origin = {-1.0, 0.5, 2.0};
-  spec.spacing = {0.25, 0.5, 0.125};
-  spec.periodic = {false, false, true};
-  spec.ghost = 2;
-  return spec;
-}
 
 double f(int i, int j, int k) {
   return i + 100.0 * j + 10000.0 * k + 0.5;

@@ -2,6 +2,7 @@
 // value, the data in C order, the metadata group, appending, replacing, crash safety.
 #include "grid/grid.hpp"
 #include "io/io.hpp"
+#include "io/io_test_support.hpp"
 #include "mpi_support.hpp"
 
 #include <gtest/gtest.h>
@@ -21,20 +22,11 @@ namespace fs = std::filesystem;
 using saguaro::grid::Decomposition;
 using saguaro::grid::GridSpec;
 using saguaro::grid::Patch;
+using saguaro::test::test_spec;
 
 using saguaro::test::SharedTempDir;
 using saguaro::test::world_rank;
 using saguaro::test::world_size;
-
-GridSpec test_spec() {
-  GridSpec spec;
-  spec.points = {9, 7, 5};
-  spec.origin = {-1.0, 0.5, 2.0};
-  spec.spacing = {0.25, 0.5, 0.125};
-  spec.periodic = {false, false, true};
-  spec.ghost = 2;
-  return spec;
-}
 
 // Distinct per axis, so a transposed or shifted read shows.
 double f(int i, int j, int k) {

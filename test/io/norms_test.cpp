@@ -1,6 +1,7 @@
 // append_norms: the TSV header, values against a serial computation, appended lines, errors.
 #include "grid/grid.hpp"
 #include "io/io.hpp"
+#include "io/io_test_support.hpp"
 #include "mpi_support.hpp"
 
 #include <gtest/gtest.h>
@@ -21,20 +22,11 @@ namespace fs = std::filesystem;
 using saguaro::grid::Decomposition;
 using saguaro::grid::GridSpec;
 using saguaro::grid::Patch;
+using saguaro::test::test_spec;
 
 using saguaro::test::SharedTempDir;
 using saguaro::test::world_rank;
 using saguaro::test::world_size;
-
-GridSpec test_spec() {
-  GridSpec spec;
-  spec.points = {9, 7, 5};
-  spec.origin = {-1.0, 0.5, 2.0};
-  spec.spacing = {0.25, 0.5, 0.125};
-  spec.periodic = {false, false, true};
-  spec.ghost = 2;
-  return spec;
-}
 
 // Mixed signs, so min, max, norm1 and norm_inf all differ.
 double g(int i, int j, int k) {
