@@ -373,6 +373,8 @@ SourceLoc Registry::set_at(const std::string& thorn, const std::string& name) co
   return it->second.set_loc;
 }
 
+void Registry::declare_thorn(const std::string& thorn) { bare_thorns_.push_back(thorn); }
+
 std::vector<std::string> Registry::thorns() const {
   std::vector<std::string> out;
   std::set<std::string> seen;
@@ -380,6 +382,8 @@ std::vector<std::string> Registry::thorns() const {
     const Declaration& decl = entries_.at(key).decl;
     if (seen.insert(detail::lower(decl.thorn)).second) out.push_back(decl.thorn);
   }
+  for (const std::string& thorn : bare_thorns_)
+    if (seen.insert(detail::lower(thorn)).second) out.push_back(thorn);
   std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
     return detail::lower(a) < detail::lower(b);
   });

@@ -91,6 +91,8 @@ public:
 
   void declare(Declaration decl); // throws edl::EdlError when declared twice
   void declare_all(const std::vector<Declaration>& decls);
+  // Makes `thorn` known (it may be activated) even if it declares no parameters.
+  void declare_thorn(const std::string& thorn);
 
   // Checks and applies every assignment of `par`: the thorn must be known and active, the
   // parameter declared, the value of its type, in range, set once. Throws edl::EdlError.
@@ -120,6 +122,7 @@ public:
   std::string to_par_text() const;
 
 private:
+  std::vector<std::string> bare_thorns_; // declared by declare_thorn()
   struct Entry {
     Declaration decl;
     std::vector<Value> values; // size max(1, array_size)

@@ -15,6 +15,9 @@
 //        y  = 1/3 y0 + 2/3 (y2 + dt f(t + dt/2, y2))       [t + dt]
 //   RK4 (classical): k1..k4 at t, t + dt/2, t + dt/2, t + dt; the sum k1 + 2 k2 + 2 k3 is
 //        accumulated in a second scratch array.
+//
+// The updates run in the System's ArraySpace (runtime/host_array_space.cpp on the host: the
+// OpenMP loops; kernels on the GPU).
 #include "schedule/names.hpp"
 #include "schedule/schedule.hpp"
 
@@ -22,14 +25,6 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
-
-// The update loops are plain, dependence-free and vectorizable; with OpenMP they are also
-// shared among threads when the arrays are large enough to pay for it.
-#if defined(_OPENMP)
-#define SAGUARO_MOL_LOOP _Pragma("omp parallel for simd schedule(static) if (n > 32768)")
-#else
-#define SAGUARO_MOL_LOOP
-#endif
 
 namespace saguaro::schedule {
 
@@ -55,52 +50,9 @@ int order_of(OdeMethod method) {
   return 0;
 }
 
-namespace {
-
-using Index = std::ptrdiff_t;
-
-// y0 = y
-void copy(double* __restrict y0, const double* __restrict y, Index n) {
-  SAGUARO_MOL_LOOP
-  for (Index i = 0; i < n; ++i) y0[i] = y[i];
-}
-
-// y = y0 + c r
-void euler(double* __restrict y, const double* __restrict y0, const double* __restrict r, double c,
-           Index n) {
-  SAGUARO_MOL_LOOP
-  for (Index i = 0; i < n; ++i) y[i] = y0[i] + c * r[i];
-}
-
-// y = a y0 + b (y + dt r)
-void blend(double* __restrict y, const double* __restrict y0, const double* __restrict r, double a,
-           double b, double dt, Index n) {
-  SAGUARO_MOL_LOOP
-  for (Index i = 0; i < n; ++i) y[i] = a * y0[i] + b * (y[i] + dt * r[i]);
-}
-
-// acc = w r (the first stage), or acc += w r
-void accumulate(double* __restrict acc, const double* __restrict r, double w, bool first, Index n) {
-  if (first) {
-    SAGUARO_MOL_LOOP
-    for (Index i = 0; i < n; ++i) acc[i] = w * r[i];
-  } else {
-    SAGUARO_MOL_LOOP
-    for (Index i = 0; i < n; ++i) acc[i] += w * r[i];
-  }
-}
-
-// y = y0 + c (acc + r)
-void rk4_final(double* __restrict y, const double* __restrict y0, const double* __restrict acc,
-               const double* __restrict r, double c, Index n) {
-  SAGUARO_MOL_LOOP
-  for (Index i = 0; i < n; ++i) y[i] = y0[i] + c * (acc[i] + r[i]);
-}
-
-} // namespace
-
 MethodOfLines::MethodOfLines(OdeMethod method, System system)
-    : method_(method), sys_(std::move(system)) {
+    : method_(method), sys_(std::move(system)),
+      space_(sys_.space != nullptr ? sys_.space : &runtime::host_space()) {
   if (!sys_.calc_rhs) throw std::invalid_argument("MethodOfLines: calc_rhs is not set");
   if (sys_.state.size() != sys_.rhs.size())
     throw std::invalid_argument(fmt::format("MethodOfLines: {} state arrays but {} rhs arrays",
@@ -113,17 +65,29 @@ MethodOfLines::MethodOfLines(OdeMethod method, System system)
   }
   // y0 for every variable; RK4 also accumulates k1 + 2 k2 + 2 k3.
   std::size_t per_variable = method_ == OdeMethod::RK4 ? 2 : 1;
-  scratch_.assign(per_variable * sys_.state.size(), std::vector<double>(sys_.points));
+  const std::size_t arrays = per_variable * sys_.state.size();
+  scratch_.reserve(arrays);
+  try {
+    for (std::size_t a = 0; a < arrays; ++a) scratch_.push_back(space_->allocate(sys_.points));
+  } catch (...) {
+    for (double* s : scratch_) space_->release(s);
+    throw;
+  }
+}
+
+MethodOfLines::~MethodOfLines() {
+  for (double* s : scratch_) space_->release(s);
 }
 
 void MethodOfLines::step(double t, double dt) {
   const std::size_t nv = sys_.state.size();
-  const Index n = static_cast<Index>(sys_.points);
-  auto y0 = [&](std::size_t v) { return scratch_[v].data(); };
+  const std::size_t n = sys_.points;
+  runtime::ArraySpace& sp = *space_;
+  auto y0 = [&](std::size_t v) { return scratch_[v]; };
   auto post = [&](double time) {
     if (sys_.post_step) sys_.post_step(time);
   };
-  for (std::size_t v = 0; v < nv; ++v) copy(y0(v), sys_.state[v], n);
+  for (std::size_t v = 0; v < nv; ++v) sp.copy(y0(v), sys_.state[v], n);
 
   switch (method_) {
   case OdeMethod::ICN: {
@@ -132,36 +96,37 @@ void MethodOfLines::step(double t, double dt) {
       bool last = k == iterations - 1;
       sys_.calc_rhs(k == 0 ? t : t + 0.5 * dt);
       double c = last ? dt : 0.5 * dt;
-      for (std::size_t v = 0; v < nv; ++v) euler(sys_.state[v], y0(v), sys_.rhs[v], c, n);
+      for (std::size_t v = 0; v < nv; ++v) sp.euler(sys_.state[v], y0(v), sys_.rhs[v], c, n);
       post(last ? t + dt : t + 0.5 * dt);
     }
     break;
   }
   case OdeMethod::RK2: {
     sys_.calc_rhs(t);
-    for (std::size_t v = 0; v < nv; ++v) euler(sys_.state[v], y0(v), sys_.rhs[v], dt, n);
+    for (std::size_t v = 0; v < nv; ++v) sp.euler(sys_.state[v], y0(v), sys_.rhs[v], dt, n);
     post(t + dt);
     sys_.calc_rhs(t + dt);
-    for (std::size_t v = 0; v < nv; ++v) blend(sys_.state[v], y0(v), sys_.rhs[v], 0.5, 0.5, dt, n);
+    for (std::size_t v = 0; v < nv; ++v)
+      sp.blend(sys_.state[v], y0(v), sys_.rhs[v], 0.5, 0.5, dt, n);
     post(t + dt);
     break;
   }
   case OdeMethod::RK3: {
     sys_.calc_rhs(t);
-    for (std::size_t v = 0; v < nv; ++v) euler(sys_.state[v], y0(v), sys_.rhs[v], dt, n);
+    for (std::size_t v = 0; v < nv; ++v) sp.euler(sys_.state[v], y0(v), sys_.rhs[v], dt, n);
     post(t + dt);
     sys_.calc_rhs(t + dt);
     for (std::size_t v = 0; v < nv; ++v)
-      blend(sys_.state[v], y0(v), sys_.rhs[v], 0.75, 0.25, dt, n);
+      sp.blend(sys_.state[v], y0(v), sys_.rhs[v], 0.75, 0.25, dt, n);
     post(t + 0.5 * dt);
     sys_.calc_rhs(t + 0.5 * dt);
     for (std::size_t v = 0; v < nv; ++v)
-      blend(sys_.state[v], y0(v), sys_.rhs[v], 1.0 / 3.0, 2.0 / 3.0, dt, n);
+      sp.blend(sys_.state[v], y0(v), sys_.rhs[v], 1.0 / 3.0, 2.0 / 3.0, dt, n);
     post(t + dt);
     break;
   }
   case OdeMethod::RK4: {
-    auto acc = [&](std::size_t v) { return scratch_[nv + v].data(); };
+    auto acc = [&](std::size_t v) { return scratch_[nv + v]; };
     // k1, k2, k3: accumulate with weights 1, 2, 2 and step to the next stage's state.
     const double weight[3] = {1.0, 2.0, 2.0};
     const double stage_c[3] = {0.5 * dt, 0.5 * dt, dt};
@@ -169,14 +134,14 @@ void MethodOfLines::step(double t, double dt) {
     for (int s = 0; s < 3; ++s) {
       sys_.calc_rhs(stage_t[s]);
       for (std::size_t v = 0; v < nv; ++v) {
-        accumulate(acc(v), sys_.rhs[v], weight[s], s == 0, n);
-        euler(sys_.state[v], y0(v), sys_.rhs[v], stage_c[s], n);
+        sp.accumulate(acc(v), sys_.rhs[v], weight[s], s == 0, n);
+        sp.euler(sys_.state[v], y0(v), sys_.rhs[v], stage_c[s], n);
       }
       post(stage_t[s + 1]);
     }
     sys_.calc_rhs(t + dt);
     for (std::size_t v = 0; v < nv; ++v)
-      rk4_final(sys_.state[v], y0(v), acc(v), sys_.rhs[v], dt / 6.0, n);
+      sp.rk4_final(sys_.state[v], y0(v), acc(v), sys_.rhs[v], dt / 6.0, n);
     post(t + dt);
     break;
   }

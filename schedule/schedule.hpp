@@ -4,6 +4,7 @@
 #pragma once
 
 #include "edl/diagnostics.hpp"
+#include "runtime/array_space.hpp"
 
 #include <chrono>
 #include <functional>
@@ -101,7 +102,8 @@ private:
 
 // The method of lines. The state is a set of arrays y (evolved variables, every point) with
 // right-hand sides f(y, t) computed by `calc_rhs` into `rhs` (arrays of the same length).
-// `post_step` runs after every update of y (boundaries, ghost exchange).
+// `post_step` runs after every update of y (boundaries, ghost exchange). The arrays belong to
+// `space` (the host's when null), which holds the scratch arrays and runs the updates.
 enum class OdeMethod { ICN, RK2, RK3, RK4 };
 OdeMethod ode_method_from_string(const std::string& word); // "ICN","RK2","RK3","RK4"; throws
 int order_of(OdeMethod method);                            // ICN 2, RK2 2, RK3 3, RK4 4
@@ -114,15 +116,20 @@ public:
     std::size_t points = 0;                     // length of every array
     std::function<void(double time)> calc_rhs;  // fills rhs from state at `time`
     std::function<void(double time)> post_step; // after each update of state
+    runtime::ArraySpace* space = nullptr;       // where the arrays live; null: host_space()
   };
   MethodOfLines(OdeMethod method, System system);
+  ~MethodOfLines();
+  MethodOfLines(const MethodOfLines&) = delete;
+  MethodOfLines& operator=(const MethodOfLines&) = delete;
   // One step from t to t + dt; scratch arrays are allocated once.
   void step(double t, double dt);
 
 private:
   OdeMethod method_;
   System sys_;
-  std::vector<std::vector<double>> scratch_;
+  runtime::ArraySpace* space_;
+  std::vector<double*> scratch_; // from space_, released by the destructor
 };
 
 // A progress line (iteration, time, steps/s, ETA) at most every `interval` seconds.

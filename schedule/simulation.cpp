@@ -3,12 +3,14 @@
 #include "calc/lower.hpp"
 #include "edl/parser.hpp"
 #include "io/io.hpp"
+#include "runtime/cuda.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -113,6 +115,25 @@ schedule::ScheduleItem schedule_item(const calc::Calculation& calc, const std::s
   return item;
 }
 
+// Whether every rank of `comm` can use a GPU; when not, `why` is the reason the first rank
+// without one gives (the same text on every rank, so all of them decide alike).
+bool cuda_available_everywhere(MPI_Comm comm, std::string& why) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::string reason;
+  const bool here = runtime::cuda::available(&reason);
+  int first_without = here ? INT_MAX : rank, first = INT_MAX;
+  MPI_Allreduce(&first_without, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == INT_MAX) return true;
+  int length = int(reason.size());
+  MPI_Bcast(&length, 1, MPI_INT, first, comm);
+  reason.resize(std::size_t(length));
+  MPI_Bcast(reason.data(), length, MPI_CHAR, first, comm);
+  why = first > 0 ? fmt::format("rank {}: {}", first, reason) : reason;
+  if (why.empty()) why = "no usable GPU";
+  return false;
+}
+
 } // namespace
 
 Setup load_setup(const std::string& par_path) {
@@ -138,6 +159,7 @@ Setup load_setup(const std::string& par_path) {
   // then lower again if the finite-difference order differs from the default.
   edl::Thorn thorn = edl::parse_file(setup.edl_path);
   setup.program = calc::lower(thorn, calc::LowerOptions{4});
+  setup.registry.declare_thorn(setup.program.thorn); // activatable without parameters too
   setup.registry.declare_all(edl_declarations(setup.program));
   setup.registry.apply(setup.par);
   int fd_order = int(setup.registry.get_int("Saguaro", "fd_order"));
@@ -163,11 +185,8 @@ Setup load_setup(const std::string& par_path) {
     par_error(setup, "Cactus", "terminate",
               fmt::format("Cactus::terminate = \"{}\" needs Cactus::max_runtime > 0 (minutes)",
                           terminate));
-
-  const std::string backend = setup.registry.get_keyword("Saguaro", "backend");
-  if (backend == "cuda")
-    par_error(setup, "Saguaro", "backend", "the CUDA backend is not available in this build",
-              {{{}, "use \"cpu\" (generated C++) or \"auto\""}});
+  // Saguaro::backend = "cuda" is checked where the backend is made (Simulation): checking
+  // a .par file needs no GPU.
   return setup;
 }
 
@@ -258,7 +277,27 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
     spec.points[a] = int(spec.periodic[a] ? cells : cells + 1);
   }
   decomposition_ = std::make_unique<grid::Decomposition>(spec, comm_);
-  fields_ = std::make_unique<grid::GridFunctions>(decomposition_->patch());
+
+  // The backend, before any storage: its ArraySpace holds every grid function. "auto" is
+  // CUDA when every rank has a GPU, else the generated C++.
+  std::string backend = reg.get_keyword("Saguaro", "backend");
+  if (backend == "auto" || backend == "cuda") {
+    std::string why;
+    const bool gpu = cuda_available_everywhere(comm_, why);
+    if (backend == "cuda" && !gpu)
+      par_error(setup_, "Saguaro", "backend",
+                fmt::format("Saguaro::backend = \"cuda\", but no GPU can be used: {}", why),
+                {{{},
+                  "use \"auto\" (CUDA when a GPU is present, generated C++ otherwise) or "
+                  "\"cpu\""}});
+    if (backend == "auto") backend = gpu ? "cuda" : "cpu";
+  }
+  runtime::BackendOptions options;
+  options.cache_dir = reg.get_string("Saguaro", "cache_dir");
+  options.verbose = reg.get_bool("Saguaro", "verbose") && rank_ == 0;
+  backend_ = runtime::make_backend(backend, options);
+  runtime::ArraySpace& space = backend_->space();
+  fields_ = std::make_unique<grid::GridFunctions>(decomposition_->patch(), space);
 
   // Storage: the thorn's variables, right-hand sides and intermediates.
   for (const std::string& v : program.variables) fields_->add(v);
@@ -283,13 +322,7 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
     }
 
   // Compile.
-  std::string backend = reg.get_keyword("Saguaro", "backend");
-  if (backend == "auto") backend = "cpu";
-  runtime::BackendOptions options;
-  options.cache_dir = reg.get_string("Saguaro", "cache_dir");
-  options.verbose = reg.get_bool("Saguaro", "verbose") && rank_ == 0;
-  backend_ = runtime::make_backend(backend, options);
-  kernels_ = backend_->compile(program);
+  kernels_ = backend_->compile(program, cuda_mappings());
 
   for (std::size_t i = 0; i < program.calculations.size(); ++i) {
     const calc::Calculation& c = program.calculations[i];
@@ -319,6 +352,7 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
     system.rhs.push_back(fields_->data(rhs_[v]));
   }
   system.points = decomposition_->patch().points();
+  system.space = &space;
   system.calc_rhs = [this](double t) {
     time_ = t;
     executor_->run("MoL_CalcRHS");
@@ -390,6 +424,29 @@ std::vector<std::string> Simulation::resolve_output_vars(const std::string& thor
   return out;
 }
 
+// The CUDA backend's mappings from Saguaro::cuda_buffering and cuda_block (one per
+// calculation); until the model-guided mapper chooses per kernel, every input gets the
+// chosen strategy where it applies. Other backends ignore mappings.
+std::vector<calc::Mapping> Simulation::cuda_mappings() const {
+  const param::Registry& reg = setup_.registry;
+  calc::BlockConfig block;
+  try {
+    block = calc::parse_block_config(reg.get_string("Saguaro", "cuda_block"));
+  } catch (const calc::MappingError& e) {
+    par_error(setup_, "Saguaro", "cuda_block", e.what());
+  }
+  const std::string buffering = reg.get_keyword("Saguaro", "cuda_buffering");
+  std::vector<calc::Mapping> mappings;
+  for (const calc::Calculation& c : setup_.program.calculations) {
+    calc::Buffering b = calc::Buffering::Unbuffered;
+    if (buffering == "mixed")
+      mappings.push_back(calc::mixed_mapping(c, block));
+    else if (calc::buffering_from_letter(buffering[0], b))
+      mappings.push_back(calc::buffered_mapping(c, b, block));
+  }
+  return mappings;
+}
+
 std::vector<double> Simulation::parameter_values() const {
   std::vector<double> values;
   const param::Registry& reg = setup_.registry;
@@ -449,7 +506,7 @@ void Simulation::run_calculation(const CalcBinding& b) {
   if (!b.rhs && !b.outputs.empty()) {
     std::vector<double*> out;
     for (int f : b.outputs) out.push_back(fields_->data(f));
-    decomposition_->sync(out);
+    decomposition_->sync(out, fields_->space());
   }
 }
 
@@ -473,15 +530,16 @@ void Simulation::boundary_rhs() {
   bool any = false;
   grid::Patch radiative = faces_with(patch, boundary_, grid::BoundaryKind::Radiative, any);
   const double v0 = setup_.registry.get_real("Saguaro", "radiative_speed");
+  runtime::ArraySpace& space = fields_->space();
   if (any)
     for (std::size_t v = 0; v < evolved_.size(); ++v)
       grid::apply_radiative_rhs(radiative, fields_->data(evolved_[v]), fields_->data(rhs_[v]),
-                                evolved_u0_[v], v0);
+                                evolved_u0_[v], v0, space);
   // Static faces keep their values; flat faces are overwritten after the update anyway.
   for (grid::BoundaryKind kind : {grid::BoundaryKind::Static, grid::BoundaryKind::Flat}) {
     grid::Patch p = faces_with(patch, boundary_, kind, any);
     if (any)
-      for (int r : rhs_) grid::apply_static_rhs(p, fields_->data(r));
+      for (int r : rhs_) grid::apply_static_rhs(p, fields_->data(r), space);
   }
 }
 
@@ -489,7 +547,7 @@ void Simulation::boundary_state() {
   bool any = false;
   grid::Patch flat = faces_with(decomposition_->patch(), boundary_, grid::BoundaryKind::Flat, any);
   if (any)
-    for (int e : evolved_) grid::apply_flat(flat, fields_->data(e));
+    for (int e : evolved_) grid::apply_flat(flat, fields_->data(e), fields_->space());
 }
 
 bool Simulation::output_due(int every) const {
@@ -511,7 +569,8 @@ void Simulation::output_norms() {
   if (norm_vars_.empty() || !output_due(every_or_default(setup_.registry, "IOScalar"))) return;
   io::OutputStamp stamp{iteration_, time_, dt_};
   for (const std::string& v : norm_vars_)
-    io::append_norms(out_dir_, *decomposition_, v, fields_->data(fields_->find(v)), stamp);
+    io::append_norms(out_dir_, *decomposition_, v, fields_->data(fields_->find(v)), stamp,
+                     fields_->space());
 }
 
 void Simulation::output_hdf5() {
@@ -522,7 +581,7 @@ void Simulation::output_hdf5() {
   const std::string params = setup_.registry.to_par_text();
   const std::string thorn = upper(setup_.program.implements);
   for (const std::string& v : hdf5_vars_)
-    io::write_hdf5(out_dir_, decomposition_->patch(), thorn, v, fields_->data(fields_->find(v)),
+    io::write_hdf5(out_dir_, decomposition_->patch(), thorn, v, fields_->host(fields_->find(v)),
                    stamp, params);
 }
 
@@ -534,7 +593,7 @@ void Simulation::checkpoint(bool force) {
   std::vector<const double*> data;
   for (int e : evolved_) {
     names.push_back(fields_->name(e));
-    data.push_back(fields_->data(e));
+    data.push_back(fields_->host(e));
   }
   io::write_checkpoint(checkpoint_dir_, *decomposition_, names, data,
                        io::CheckpointState{iteration_, time_, dt_}, setup_.registry.to_par_text(),
@@ -564,9 +623,10 @@ bool Simulation::recover() {
   std::vector<double*> data;
   for (int e : evolved_) {
     names.push_back(fields_->name(e));
-    data.push_back(fields_->data(e));
+    data.push_back(fields_->host_mirror(e));
   }
   io::CheckpointState state = io::read_checkpoint(dir, it, *decomposition_, names, data);
+  for (int e : evolved_) fields_->upload(e);
   iteration_ = state.iteration;
   time_ = state.time;
   dt_ = state.dt;
@@ -626,7 +686,7 @@ void Simulation::bind_schedule() {
   ex.bind("Driver_SyncEvolved", [this] {
     std::vector<double*> state;
     for (int e : evolved_) state.push_back(fields_->data(e));
-    decomposition_->sync(state);
+    decomposition_->sync(state, fields_->space());
   });
   ex.bind("Boundary_ApplyOuter", [this] { boundary_state(); });
   ex.bind("Boundary_RHS", [this] { boundary_rhs(); });
@@ -665,8 +725,15 @@ void Simulation::run() {
                         patch.spec.spacing[0], patch.spec.spacing[1], patch.spec.spacing[2], ghost_,
                         patch.ranks, patch.ranks == 1 ? "" : "s", decomposition_->dims()[0],
                         decomposition_->dims()[1], decomposition_->dims()[2]);
-    log_ << fmt::format("  backend {}, fd order {}, {}\n", backend_->name(), program.fd_order,
+    std::string backend = backend_->name();
+    if (backend == "cuda") {
+      const runtime::cuda::DeviceInfo device = runtime::cuda::device_info();
+      backend += fmt::format(" ({}, {})", device.name, device.arch());
+    }
+    log_ << fmt::format("  backend {}, fd order {}, {}\n", backend, program.fd_order,
                         reg.get_keyword("MoL", "ODE_Method"));
+    if (const std::string summary = backend_->compile_summary(); !summary.empty())
+      log_ << "  " << summary << "\n";
     if (reg.get_bool("Cactus", "cctk_show_schedule")) log_ << setup_.schedule.tree();
   }
 

@@ -69,6 +69,7 @@ private:
   void bind_schedule();
   void run_calculation(const CalcBinding& binding);
   std::vector<double> parameter_values() const;
+  std::vector<calc::Mapping> cuda_mappings() const;
   bool output_due(int every) const;
   bool analysis_due() const;
   bool terminate() const;
@@ -87,9 +88,11 @@ private:
   int rank_ = 0;
 
   int ghost_ = 1;
+  // The backend before the storage: the grid functions and MoL's scratch live in its
+  // ArraySpace, so they must go (members are destroyed in reverse order) before it does.
+  std::unique_ptr<runtime::Backend> backend_;
   std::unique_ptr<grid::Decomposition> decomposition_;
   std::unique_ptr<grid::GridFunctions> fields_;
-  std::unique_ptr<runtime::Backend> backend_;
   std::vector<std::unique_ptr<runtime::CompiledCalculation>> kernels_;
   std::vector<std::unique_ptr<CalcBinding>> bindings_;
   std::vector<int> evolved_, rhs_; // GridFunctions indices, evolved_[v] <-> rhs_[v]

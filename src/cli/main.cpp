@@ -1,8 +1,12 @@
 // The `saguaro` command line.
 #include "calc/lower.hpp"
+#include "calc/mapping.hpp"
 #include "cli/inspect.hpp"
+#include "codegen/cpp.hpp"
+#include "codegen/cuda.hpp"
 #include "edl/parser.hpp"
 #include "param/registry.hpp"
+#include "runtime/cuda.hpp"
 #include "schedule/simulation.hpp"
 
 #include <mpi.h>
@@ -22,10 +26,51 @@ namespace {
 // Exit status 2 is for bad input (EDL or usage), as the diagnostics promise.
 constexpr int kBadInput = 2;
 
-int inspect(const std::string& file, int fd_order, const std::string& format, bool expressions) {
+struct EmitOptions {
+  std::string language;           // "", "cuda" or "cpp"
+  std::string buffering = "u";    // CUDA: u r b p c mixed
+  std::string block = "z 32x8x8"; // CUDA: the block configuration
+  bool ptxas = false;             // CUDA: compile with NVRTC and print ptxas's report
+};
+
+// `saguaro inspect FILE.edl --emit cuda`: the generated source of every calculation.
+int emit(const saguaro::calc::Program& program, const EmitOptions& options) {
+  using namespace saguaro;
+  if (options.language == "cpp") {
+    std::cout << codegen::generate_cpp(program);
+    return 0;
+  }
+  const calc::BlockConfig block = calc::parse_block_config(options.block);
+  std::vector<calc::Mapping> mappings;
+  for (const calc::Calculation& c : program.calculations) {
+    calc::Buffering b = calc::Buffering::Unbuffered;
+    if (options.buffering == "mixed")
+      mappings.push_back(calc::mixed_mapping(c, block));
+    else if (calc::buffering_from_letter(options.buffering[0], b))
+      mappings.push_back(calc::buffered_mapping(c, b, block));
+  }
+  const codegen::CudaModule module = codegen::generate_cuda(program, mappings);
+  std::cout << module.source;
+  if (options.ptxas) {
+    const auto compiled = runtime::cuda::compile(module.source, "sm_90");
+    std::cout << fmt::format("\n// ptxas (NVRTC {}, sm_90):\n", runtime::cuda::nvrtc_version());
+    for (const codegen::CudaKernel& k : module.kernels) {
+      const runtime::cuda::PtxasReport& r = compiled.kernels.at(k.name);
+      std::cout << fmt::format("//   {}: {} registers, {} bytes spill stores, {} bytes spill "
+                               "loads, {} bytes stack, {} bytes shared (+{} dynamic)\n",
+                               k.name, r.registers, r.spill_stores, r.spill_loads, r.stack_bytes,
+                               r.shared_bytes, k.shared_bytes);
+    }
+  }
+  return 0;
+}
+
+int inspect(const std::string& file, int fd_order, const std::string& format, bool expressions,
+            const EmitOptions& emit_options) {
   using namespace saguaro;
   edl::Thorn thorn = edl::parse_file(file);
   calc::Program program = calc::lower(thorn, calc::LowerOptions{fd_order});
+  if (!emit_options.language.empty()) return emit(program, emit_options);
   if (format == "json")
     std::cout << cli::program_to_json(program).dump(2) << "\n";
   else
@@ -128,6 +173,23 @@ int main(int argc, char** argv) {
   bool expressions = false;
   inspect_cmd->add_flag("--expressions", expressions,
                         "also print each calculation as straight-line code (text format)");
+  EmitOptions emit_options;
+  inspect_cmd->add_option("--emit", emit_options.language,
+                          "print the generated source instead: CUDA kernels or the C++ of the "
+                          "CPU backend")
+      ->check(CLI::IsMember({"cuda", "cpp"}));
+  inspect_cmd->add_option("--buffering", emit_options.buffering,
+                          "with --emit cuda: every input's buffering strategy where it applies "
+                          "(u r b p c), or mixed")
+      ->check(CLI::IsMember({"u", "r", "b", "p", "c", "mixed"}))
+      ->capture_default_str();
+  inspect_cmd->add_option("--block", emit_options.block,
+                          "with --emit cuda: the block configuration, iteration axis then "
+                          "t_x x t_f x t_ee")
+      ->capture_default_str();
+  inspect_cmd->add_flag("--ptxas", emit_options.ptxas,
+                        "with --emit cuda: compile with NVRTC for sm_90 and print ptxas's "
+                        "registers, spills and shared memory per kernel");
 
   try {
     app.parse(argc, argv);
@@ -137,7 +199,7 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*inspect_cmd) return inspect(edl_file, fd_order, format, expressions);
+    if (*inspect_cmd) return inspect(edl_file, fd_order, format, expressions, emit_options);
     if (*check_cmd) return check(par_file);
     if (*params_cmd) return params(params_of);
     if (!par_file.empty()) return run(par_file);
@@ -145,6 +207,9 @@ int main(int argc, char** argv) {
     return 0;
   } catch (const saguaro::edl::EdlError& e) {
     std::cerr << e.what();
+    return kBadInput;
+  } catch (const saguaro::calc::MappingError& e) {
+    std::cerr << "saguaro: " << e.what() << "\n";
     return kBadInput;
   } catch (const std::exception& e) {
     std::cerr << "saguaro: internal error: " << e.what() << "\n";

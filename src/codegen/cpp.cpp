@@ -1,5 +1,7 @@
 #include "codegen/cpp.hpp"
 
+#include "codegen/expression.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -20,18 +22,6 @@ using calc::Function;
 using calc::Node;
 using calc::NodeId;
 using calc::Op;
-
-std::string cpp_literal(double value) {
-  if (!std::isfinite(value)) throw std::invalid_argument("codegen: a constant is not finite");
-  char buffer[64];
-  for (int precision = 15; precision <= 17; ++precision) {
-    std::snprintf(buffer, sizeof buffer, "%.*g", precision, value);
-    if (std::strtod(buffer, nullptr) == value) break;
-  }
-  std::string s = buffer;
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s;
-}
 
 std::string cpu_function_name(const calc::Program& program, std::size_t index) {
   std::string name = "saguaro_calc_" + std::to_string(index) + "_";
@@ -124,17 +114,6 @@ const char* helper_for(Function fn) {
   return "?";
 }
 
-int arity(Function fn) {
-  switch (fn) {
-  case Function::Atan2:
-  case Function::Pow:
-  case Function::Min:
-  case Function::Max:
-  case Function::Fmod: return 2;
-  default: return 1;
-  }
-}
-
 std::string offset_suffix(int dy, int dz) {
   if (dy == 0 && dz == 0) return "";
   auto part = [](const char* axis, int d) {
@@ -144,10 +123,10 @@ std::string offset_suffix(int dy, int dz) {
 }
 
 // Emits one calculation's function.
-class CalculationEmitter {
+class CalculationEmitter : public ExpressionEmitter {
 public:
-  CalculationEmitter(const calc::Calculation& calc, std::set<std::string>& helpers)
-      : calc_(calc), dag_(calc.dag), helpers_(helpers) {}
+  explicit CalculationEmitter(const calc::Calculation& calc)
+      : ExpressionEmitter(calc.dag), calc_(calc) {}
 
   std::string emit(const std::string& function_name) {
     const calc::Calculation& c = calc_;
@@ -190,9 +169,9 @@ public:
     std::set<NodeId> uniform;
     for (NodeId id : dag_.reachable(all_roots))
       if (dag_.node(id).uniform && dag_.node(id).op != Op::Constant) uniform.insert(id);
-    if (!uniform.empty() || !hoisted_.empty()) o << "    // Values uniform over the grid.\n";
+    if (!uniform.empty() || !hoisted().empty()) o << "    // Values uniform over the grid.\n";
     for (NodeId id : uniform) o << "    const double u" << id << " = " << uniform_expr(id) << ";\n";
-    for (const auto& [name, text] : hoisted_order_)
+    for (const auto& [name, text] : hoisted())
       o << "    const double " << name << " = " << text << ";\n";
     for (const std::string& text : stage_text) o << text;
     o << "  }\n}\n";
@@ -200,160 +179,13 @@ public:
   }
 
 private:
-  // The text that stands for node `id` inside an expression.
-  std::string ref(NodeId id) const {
-    const Node& n = dag_.node(id);
-    if (n.op == Op::Constant) {
-      std::string lit = cpp_literal(n.value);
-      return n.value < 0 ? "(" + lit + ")" : lit;
-    }
-    return (n.uniform ? "u" : "n") + std::to_string(id);
-  }
-
-  // A hoisted (per-thread, outside the loops) value with the given expression, shared by every
-  // node that needs the same one.
-  std::string hoist(const std::string& text) {
-    auto [it, inserted] = hoisted_.try_emplace(text, "h" + std::to_string(hoisted_.size()));
-    if (inserted) hoisted_order_.emplace_back(it->second, text);
-    return it->second;
-  }
-
-  // base^e for e >= 1 by multiplications (squaring for even exponents).
-  std::string power(const std::string& base, long e) {
-    if (e == 1) return base;
-    if (e > 16) {
-      helpers_.insert("saguaro_powi");
-      return "saguaro_powi(" + base + ", " + std::to_string(e) + ")";
-    }
-    if (e % 2 == 0) {
-      std::string half = power(base, e / 2);
-      return "(" + half + " * " + half + ")";
-    }
-    return "(" + power(base, e - 1) + " * " + base + ")";
-  }
-
-  // coefficient * prod factors^e. When `hoist_uniform`, the coefficient and the uniform factors
-  // become one hoisted value (divisions by uniform values thereby become multiplications).
-  std::string product(const Node& n, bool hoist_uniform) {
-    std::vector<std::pair<NodeId, long>> varying, uniform;
-    for (std::size_t k = 0; k < n.kids.size(); ++k) {
-      long e = std::lround(n.weights[k]);
-      if (e == 0) continue;
-      (hoist_uniform && dag_.node(n.kids[k]).uniform ? uniform : varying)
-          .emplace_back(n.kids[k], e);
-    }
-    if (!uniform.empty()) {
-      std::string factor = product_text(coefficient(n.value), uniform);
-      if (factor.find(' ') != std::string::npos) factor = hoist(factor); // else one value
-      return product_text(factor, varying);
-    }
-    if (n.value == -1.0 && !varying.empty()) return "-(" + product_text("", varying) + ")";
-    return product_text(coefficient(n.value), varying);
-  }
-
-  static std::string coefficient(double value) {
-    if (value == 1.0) return "";
-    return value < 0 ? "(" + cpp_literal(value) + ")" : cpp_literal(value);
-  }
-
-  // factor * prod factors^e (factor "" for none): numerator / (denominator).
-  std::string product_text(const std::string& factor,
-                           const std::vector<std::pair<NodeId, long>>& factors) {
-    std::string num = factor, den;
-    int den_count = 0;
-    for (const auto& [id, e] : factors) {
-      if (e > 0) {
-        num += (num.empty() ? "" : " * ") + power(ref(id), e);
-      } else {
-        den += (den.empty() ? "" : " * ") + power(ref(id), -e);
-        ++den_count;
-      }
-    }
-    std::string text = num.empty() ? "1.0" : num;
-    if (!den.empty()) text += " / " + (den_count > 1 ? "(" + den + ")" : den);
-    return text;
-  }
-
-  // value + sum w_k kid_k, left to right as the interpreter adds. A long sum inside the loop
-  // (`split`) is added as kSumChains contiguous partial sums, combined pairwise: one chain of
-  // dependent additions would make its latency, not the issue rate, the bound.
-  static constexpr std::size_t kSplitTerms = 12, kSumChains = 4;
-  std::string sum(const Node& n, bool split) const {
-    struct Term {
-      bool constant;
-      double w;
-      std::string r;
-    };
-    std::vector<Term> terms;
-    if (n.value != 0.0) terms.push_back({true, 1.0, cpp_literal(n.value)});
-    for (std::size_t k = 0; k < n.kids.size(); ++k)
-      terms.push_back({false, n.weights[k], ref(n.kids[k])});
-    if (terms.empty()) return "0.0";
-    auto chain = [&terms](std::size_t begin, std::size_t end) {
-      std::string s;
-      for (std::size_t t = begin; t < end; ++t) {
-        const auto& [constant, w, r] = terms[t];
-        if (constant) {
-          s += t == begin ? r : (r[0] == '-' ? " - " + r.substr(1) : " + " + r);
-        } else if (t == begin) {
-          s += w == 1.0 ? r : w == -1.0 ? "-" + r : cpp_literal(w) + " * " + r;
-        } else if (w == 1.0) {
-          s += " + " + r;
-        } else if (w == -1.0) {
-          s += " - " + r;
-        } else if (w < 0) {
-          s += " - " + cpp_literal(-w) + " * " + r;
-        } else {
-          s += " + " + cpp_literal(w) + " * " + r;
-        }
-      }
-      return s;
-    };
-    if (!split || terms.size() < kSplitTerms) return chain(0, terms.size());
-    std::vector<std::string> parts;
-    for (std::size_t c = 0; c < kSumChains; ++c)
-      parts.push_back(
-          "(" + chain(c * terms.size() / kSumChains, (c + 1) * terms.size() / kSumChains) + ")");
-    while (parts.size() > 1) {
-      std::vector<std::string> next;
-      for (std::size_t i = 0; i + 1 < parts.size(); i += 2)
-        next.push_back("(" + parts[i] + " + " + parts[i + 1] + ")");
-      if (parts.size() % 2) next.push_back(parts.back());
-      parts = next;
-    }
-    return parts[0];
-  }
-
-  std::string call(const Node& n) {
-    std::string name = helper_for(n.fn);
-    if (name.rfind("saguaro_", 0) == 0) helpers_.insert(name);
-    std::string s = name + "(";
-    int count = arity(n.fn);
-    if (int(n.kids.size()) < count)
-      throw std::invalid_argument(std::string("codegen: ") + calc::function_name(n.fn) +
-                                  " has too few arguments");
-    for (int k = 0; k < count; ++k) s += (k ? ", " : "") + ref(n.kids[k]);
-    return s + ")";
-  }
-
-  std::string pow_node(const Node& n) {
-    helpers_.insert("saguaro_pow");
-    return "saguaro_pow(" + ref(n.kids[0]) + ", " + ref(n.kids[1]) + ")";
-  }
-
-  std::string uniform_expr(NodeId id) {
-    const Node& n = dag_.node(id);
+  std::string function_name(Function fn) const override { return helper_for(fn); }
+  std::string uniform_leaf(const Node& n) const override {
     switch (n.op) {
     case Op::Parameter: return "args->parameters[" + std::to_string(n.index) + "]";
     case Op::Spacing: return "args->spacing[" + std::to_string(n.index) + "]";
-    case Op::Time: return "args->time";
-    case Op::Add: return sum(n, false);
-    case Op::Mul: return product(n, false);
-    case Op::Pow: return pow_node(n);
-    case Op::Call: return call(n);
-    default: break;
+    default: return "args->time";
     }
-    throw std::logic_error("codegen: a uniform node of unexpected kind");
   }
 
   std::string emit_stage(int s, const std::vector<NodeId>& nodes) {
@@ -402,11 +234,7 @@ private:
               " + " + hoist(std::to_string(off) + ".0 * args->spacing[" + std::to_string(a) + "]");
         break;
       }
-      case Op::Add: text = sum(n, true); break;
-      case Op::Mul: text = product(n, true); break;
-      case Op::Pow: text = pow_node(n); break;
-      case Op::Call: text = call(n); break;
-      default: throw std::logic_error("codegen: a varying node of unexpected kind");
+      default: text = varying_expr(id); break;
       }
       body << "            const double n" << id << " = " << text << ";\n";
     }
@@ -463,12 +291,8 @@ private:
   }
 
   const calc::Calculation& calc_;
-  const calc::Dag& dag_;
-  std::set<std::string>& helpers_;
   std::set<int> used_fields_;
   std::set<int> coordinate_axes_;
-  std::map<std::string, std::string> hoisted_;
-  std::vector<std::pair<std::string, std::string>> hoisted_order_;
 };
 
 } // namespace
@@ -477,8 +301,9 @@ std::string generate_cpp(const calc::Program& program) {
   std::set<std::string> helpers;
   std::vector<std::string> functions;
   for (std::size_t c = 0; c < program.calculations.size(); ++c) {
-    CalculationEmitter emitter(program.calculations[c], helpers);
+    CalculationEmitter emitter(program.calculations[c]);
     functions.push_back(emitter.emit(cpu_function_name(program, c)));
+    helpers.insert(emitter.helpers().begin(), emitter.helpers().end());
   }
 
   std::ostringstream o;

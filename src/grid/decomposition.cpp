@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstring>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
@@ -227,32 +226,24 @@ Box Decomposition::owned_by(int rank) const {
 
 namespace {
 
-// Copies the points of `box` of every field into buf (field after field, x fastest).
-void pack(const Patch& p, const Box& box, const std::vector<double*>& fields, double* buf) {
-  const int row = box.hi[0] - box.lo[0];
-  for (double* f : fields)
-    for (int k = box.lo[2]; k < box.hi[2]; ++k)
-      for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-        std::memcpy(buf, f + p.linear(box.lo[0], j, k), sizeof(double) * row);
-        buf += row;
-      }
-}
-
-void unpack(const Patch& p, const Box& box, const std::vector<double*>& fields, const double* buf) {
-  const int row = box.hi[0] - box.lo[0];
-  for (double* f : fields)
-    for (int k = box.lo[2]; k < box.hi[2]; ++k)
-      for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-        std::memcpy(f + p.linear(box.lo[0], j, k), buf, sizeof(double) * row);
-        buf += row;
-      }
+// A box of global indices as local array indices of the patch (its allocated box).
+runtime::ArrayBox local_box(const Patch& p, const Box& box) {
+  runtime::ArrayBox b;
+  b.alloc = p.alloc();
+  for (int a = 0; a < 3; ++a) {
+    const int base = p.owned.lo[a] - p.ghost();
+    b.lo[a] = box.lo[a] - base;
+    b.hi[a] = box.hi[a] - base;
+  }
+  return b;
 }
 
 } // namespace
 
-void Decomposition::sync(const std::vector<double*>& fields) const {
+void Decomposition::sync(const std::vector<double*>& fields, runtime::ArraySpace& space) const {
   const int g = patch_.ghost();
   if (fields.empty() || g == 0) return;
+  const std::vector<const double*> sources(fields.begin(), fields.end());
   const Box all = patch_.allocated();
   const Box& own = patch_.owned;
   const int me = patch_.rank;
@@ -294,7 +285,7 @@ void Decomposition::sync(const std::vector<double*>& fields) const {
     }
     for (int s = 0; s < 2; ++s) {
       if (nb[s] == MPI_PROC_NULL) continue;
-      pack(patch_, send_box[s], fields, send_buffer_[s].data());
+      space.pack(sources, local_box(patch_, send_box[s]), send_buffer_[s].data());
       if (nb[s] == me) continue;
       MPI_Isend(send_buffer_[s].data(), count, MPI_DOUBLE, nb[s], s == 0 ? tag_down : tag_up, cart_,
                 &requests[nreq++]);
@@ -302,11 +293,12 @@ void Decomposition::sync(const std::vector<double*>& fields) const {
     // A rank that is its own neighbour (one rank along a periodic axis): its lower ghosts
     // are its upper slab and vice versa.
     for (int s = 0; s < 2; ++s)
-      if (nb[s] == me) unpack(patch_, recv_box[s], fields, send_buffer_[1 - s].data());
+      if (nb[s] == me)
+        space.unpack(fields, local_box(patch_, recv_box[s]), send_buffer_[1 - s].data());
     MPI_Waitall(nreq, requests, MPI_STATUSES_IGNORE);
     for (int s = 0; s < 2; ++s)
       if (nb[s] != MPI_PROC_NULL && nb[s] != me)
-        unpack(patch_, recv_box[s], fields, recv_buffer_[s].data());
+        space.unpack(fields, local_box(patch_, recv_box[s]), recv_buffer_[s].data());
   }
 }
 

@@ -12,6 +12,8 @@
 //    outer faces.
 #pragma once
 
+#include "runtime/array_space.hpp"
+
 #include <mpi.h>
 
 #include <array>
@@ -80,8 +82,10 @@ public:
   // Fills every ghost point of the given arrays (each patch().points() long) at faces
   // between ranks and at periodic faces, edges and corners included, from the valid points
   // of the neighbours: nonblocking MPI, one phase per axis, all arrays in one message per
-  // neighbour and phase. Collective over comm().
-  void sync(const std::vector<double*>& fields) const;
+  // neighbour and phase. Collective over comm(). The arrays belong to `space`, which packs
+  // and unpacks the slabs to and from host message buffers.
+  void sync(const std::vector<double*>& fields,
+            runtime::ArraySpace& space = runtime::host_space()) const;
 
 private:
   Patch patch_;
@@ -93,22 +97,40 @@ private:
   mutable std::array<std::vector<double>, 2> send_buffer_, recv_buffer_;
 };
 
-// Storage for named grid functions on one patch, zero-initialised.
+// Storage for named grid functions on one patch, zero-initialised, allocated from an
+// ArraySpace (host memory, or the GPU's for the CUDA backend). data(i) is the space's
+// pointer: only meaningful to the space and to kernels of its backend; host(i) gives a host
+// copy to read (output, tests), host_mirror(i) and upload(i) write from the host.
 class GridFunctions {
 public:
-  explicit GridFunctions(const Patch& patch) : patch_(patch) {}
+  explicit GridFunctions(const Patch& patch, runtime::ArraySpace& space = runtime::host_space())
+      : patch_(patch), space_(&space) {}
+  ~GridFunctions();
+  GridFunctions(const GridFunctions&) = delete;
+  GridFunctions& operator=(const GridFunctions&) = delete;
+
   int add(const std::string& name); // returns the index; adding a name twice returns its index
   int find(const std::string& name) const; // -1 when absent
-  double* data(int index) { return data_[index].data(); }
-  const double* data(int index) const { return data_[index].data(); }
+  double* data(int index) { return data_[index]; }
+  const double* data(int index) const { return data_[index]; }
+  // The array in host memory: for a device space a copy into the host mirror (allocated on
+  // first use) taken now; for the host space data(index) itself.
+  const double* host(int index);
+  // The host mirror to write into, not filled from the space (data(index) for the host
+  // space); upload(index) copies it to the space (a no-op for the host space).
+  double* host_mirror(int index);
+  void upload(int index);
   const std::string& name(int index) const { return names_[index]; }
   int count() const { return static_cast<int>(names_.size()); }
   const Patch& patch() const { return patch_; }
+  runtime::ArraySpace& space() const { return *space_; }
 
 private:
   Patch patch_;
+  runtime::ArraySpace* space_;
   std::vector<std::string> names_;
-  std::vector<std::vector<double>> data_;
+  std::vector<double*> data_;               // from space_, released by the destructor
+  std::vector<std::vector<double>> mirror_; // per field; empty until first used
 };
 
 // Outer boundary conditions on the outer faces of a patch (no-op on other faces). Each fills
@@ -119,20 +141,28 @@ BoundaryKind boundary_kind_from_string(const std::string& word); // throws std::
 
 // Flat: every outer boundary point takes the value of the nearest valid point inside
 // [xmin, xmax] along each outer axis (a copy, zero normal derivative).
-void apply_flat(const Patch& patch, double* field);
+void apply_flat(const Patch& patch, double* field,
+                runtime::ArraySpace& space = runtime::host_space());
 
 // Radiative (Sommerfeld, as Cactus NewRad): on the outer boundary points, the right-hand side
 //   rhs = -v0 * (x^i/r) d_i u - v0 * (u - u0) / r
 // with d_i one-sided second-order differences pointing inward along axes where the point is
 // in an outer layer and centred otherwise. Static: rhs = 0 there.
-void apply_radiative_rhs(const Patch& patch, const double* u, double* rhs, double u0, double v0);
-void apply_static_rhs(const Patch& patch, double* rhs);
+void apply_radiative_rhs(const Patch& patch, const double* u, double* rhs, double u0, double v0,
+                         runtime::ArraySpace& space = runtime::host_space());
+void apply_static_rhs(const Patch& patch, double* rhs,
+                      runtime::ArraySpace& space = runtime::host_space());
+
+// The patch's outer faces as the ArraySpace's boundary operations see them.
+runtime::OuterFaces outer_faces(const Patch& patch);
 
 // Global reductions over owned points.
 struct Norms {
   double min = 0, max = 0, l1 = 0, l2 = 0, linf = 0; // l1 = sum|u|/N, l2 = sqrt(sum u^2/N)
   long long count = 0;
 };
-Norms reduce_norms(const Decomposition& decomposition, const double* field);
+// `field` belongs to `space`, which reduces this rank's owned points.
+Norms reduce_norms(const Decomposition& decomposition, const double* field,
+                   runtime::ArraySpace& space = runtime::host_space());
 
 } // namespace saguaro::grid

@@ -3,14 +3,22 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 namespace saguaro::grid {
 
+GridFunctions::~GridFunctions() {
+  for (double* d : data_) space_->release(d);
+}
+
 int GridFunctions::add(const std::string& name) {
   if (const int found = find(name); found >= 0) return found;
+  data_.reserve(data_.size() + 1); // so that push_back cannot throw after the allocation
+  mirror_.reserve(mirror_.size() + 1);
+  names_.reserve(names_.size() + 1);
+  double* array = space_->allocate(patch_.points());
+  data_.push_back(array);
+  mirror_.emplace_back();
   names_.push_back(name);
-  data_.emplace_back(patch_.points(), 0.0);
   return count() - 1;
 }
 
@@ -19,26 +27,38 @@ int GridFunctions::find(const std::string& name) const {
   return it == names_.end() ? -1 : static_cast<int>(it - names_.begin());
 }
 
-Norms reduce_norms(const Decomposition& decomposition, const double* field) {
+double* GridFunctions::host_mirror(int index) {
+  if (!space_->on_device()) return data_[index];
+  std::vector<double>& m = mirror_[index];
+  if (m.size() != patch_.points()) m.assign(patch_.points(), 0.0);
+  return m.data();
+}
+
+const double* GridFunctions::host(int index) {
+  if (!space_->on_device()) return data_[index];
+  double* m = host_mirror(index);
+  space_->to_host(m, data_[index], patch_.points());
+  return m;
+}
+
+void GridFunctions::upload(int index) {
+  if (!space_->on_device()) return;
+  space_->from_host(data_[index], host_mirror(index), patch_.points());
+}
+
+Norms reduce_norms(const Decomposition& decomposition, const double* field,
+                   runtime::ArraySpace& space) {
   const Patch& p = decomposition.patch();
-  const Box& own = p.owned;
-  double mn = std::numeric_limits<double>::infinity();
-  double mx = -std::numeric_limits<double>::infinity();
-  double linf = 0;
+  runtime::ArrayBox own;
+  own.alloc = p.alloc();
+  for (int a = 0; a < 3; ++a) {
+    own.lo[a] = p.ghost();
+    own.hi[a] = p.ghost() + p.size()[a];
+  }
   // Long double sums per rank keep the result (nearly) independent of the decomposition.
-  long double sums[2] = {0.0L, 0.0L}; // sum |u|, sum u^2
-  for (int k = own.lo[2]; k < own.hi[2]; ++k)
-    for (int j = own.lo[1]; j < own.hi[1]; ++j) {
-      const double* row = field + p.linear(own.lo[0], j, k);
-      for (int i = 0, n = own.hi[0] - own.lo[0]; i < n; ++i) {
-        const double v = row[i];
-        mn = std::min(mn, v);
-        mx = std::max(mx, v);
-        linf = std::max(linf, std::fabs(v));
-        sums[0] += std::fabs(static_cast<long double>(v));
-        sums[1] += static_cast<long double>(v) * static_cast<long double>(v);
-      }
-    }
+  const runtime::BoxSums local = space.reduce(field, own);
+  const double mn = local.min, mx = local.max, linf = local.max_abs;
+  long double sums[2] = {local.sum_abs, local.sum_sq}; // sum |u|, sum u^2
 
   MPI_Comm comm = decomposition.comm();
   double extremes[3] = {-mn, mx, linf}, gextremes[3];

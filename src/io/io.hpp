@@ -1,4 +1,6 @@
 // Output: norms as TSV, grid functions as HDF5 in CarpetIOHDF5's layout, and checkpoints.
+// HDF5 output and checkpoints take host arrays (grid::GridFunctions::host()); norms reduce
+// in the arrays' space.
 //
 // HDF5 files are written one per variable per rank, `<dir>/<var>.file_<rank>.h5` (lowercase
 // variable name), appended to at every output iteration, as CarpetIOHDF5 does with
@@ -24,8 +26,10 @@ struct OutputStamp {
 
 // Norms of one variable over the whole grid, appended to `<dir>/<var>.norms.tsv` by rank 0
 // (header on creation: `# iteration time min max norm1 norm2 norm_inf`). Collective.
+// `field` belongs to `space` (reduced there; only the sums cross to the host).
 void append_norms(const std::string& dir, const grid::Decomposition& decomposition,
-                  const std::string& variable, const double* field, const OutputStamp& stamp);
+                  const std::string& variable, const double* field, const OutputStamp& stamp,
+                  runtime::ArraySpace& space = runtime::host_space());
 
 // One dataset `THORN::var it=N tl=0 rl=0 c=R` with the Carpet attributes, appended to this
 // rank's file for `var`; the file is created with the group

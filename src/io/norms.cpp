@@ -52,8 +52,9 @@ std::string append_line(const std::filesystem::path& path, const std::string& va
 } // namespace
 
 void append_norms(const std::string& dir, const grid::Decomposition& decomposition,
-                  const std::string& variable, const double* field, const OutputStamp& stamp) {
-  const grid::Norms norms = grid::reduce_norms(decomposition, field);
+                  const std::string& variable, const double* field, const OutputStamp& stamp,
+                  runtime::ArraySpace& space) {
+  const grid::Norms norms = grid::reduce_norms(decomposition, field, space);
   MPI_Comm comm = decomposition.comm();
   int rank = 0;
   MPI_Comm_rank(comm, &rank);

@@ -12,6 +12,13 @@ namespace saguaro::runtime {
 // The reference backend: calc::Interpreter point by point over KernelArgs (see kernel.cpp).
 std::unique_ptr<Backend> make_interpreter_backend();
 
+// Generated CUDA (codegen::generate_cuda) compiled by NVRTC for this process's GPU, cached on
+// disk in <options.cache_dir>/cuda (default $XDG_CACHE_HOME/saguaro/cuda or
+// $HOME/.cache/saguaro/cuda; see cuda::compile), run on the GPU with arrays in cuda::
+// device_space(). Throws std::runtime_error with cuda::available()'s reason when the build has
+// no CUDA or no GPU can be used.
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options);
+
 // Generated C++ (codegen::generate_cpp), compiled by the host compiler into a shared object,
 // cached on disk and loaded with dlopen.
 //

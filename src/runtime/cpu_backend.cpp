@@ -2,82 +2,19 @@
 #include "codegen/cpp.hpp"
 #include "runtime/backends.hpp"
 #include "runtime/check.hpp"
+#include "runtime/disk_cache.hpp"
 #include "runtime/process.hpp"
 
-#include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
-#include <sys/file.h>
-#include <unistd.h>
 
 namespace saguaro::runtime {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string default_cache_dir() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0')
-    return (fs::path(xdg) / "saguaro").string();
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
-    return (fs::path(home) / ".cache" / "saguaro").string();
-  return (fs::temp_directory_path() / "saguaro-cache").string();
-}
-
-// A name no other process or thread uses at the same time: <path>.tmp.<pid>.<n>.
-std::string unique_temporary(const fs::path& path) {
-  static std::atomic<unsigned> counter{0};
-  return path.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
-}
-
-// Writes `text` to `path` through a temporary file and a rename, so readers never see a part.
-void write_atomically(const fs::path& path, const std::string& text) {
-  std::string tmp = unique_temporary(path);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) throw std::runtime_error("cpu backend: cannot write " + tmp);
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw std::runtime_error("cpu backend: cannot rename " + tmp + " to " + path.string());
-  }
-}
-
-// An exclusive flock on a file, held for the object's life.
-class FileLock {
-public:
-  explicit FileLock(const fs::path& path) {
-    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0)
-      throw std::runtime_error("cpu backend: cannot open the lock file " + path.string() + ": " +
-                               std::strerror(errno));
-    while (flock(fd_, LOCK_EX) != 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      close(fd_);
-      throw std::runtime_error("cpu backend: cannot lock " + path.string() + ": " +
-                               std::strerror(err));
-    }
-  }
-  ~FileLock() { close(fd_); } // releases the lock
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-
-private:
-  int fd_ = -1;
-};
 
 // A loaded shared object, closed when the last calculation using it goes. It is opened with
 // RTLD_NODELETE, so closing it never unmaps it: the OpenMP runtime it pulls in (libgomp, when
@@ -190,9 +127,7 @@ std::string CpuBackend::key_for(const std::string& source) {
   h = fnv1a64(compiler_identity(), h);
   h = fnv1a64(std::string_view("\0", 1), h);
   h = fnv1a64(source, h);
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
+  return hex_key(h);
 }
 
 std::string CpuBackend::object_path(const calc::Program& program) {
@@ -222,7 +157,7 @@ CpuBackend::compile(const calc::Program& program) {
       std::fprintf(stderr, "saguaro: cpu backend: cache hit for %s: %s\n", label.c_str(),
                    object.c_str());
   } else {
-    FileLock lock(dir / (key + ".lock"));
+    FileLock lock(dir / (key + ".lock"), "cpu backend");
     if (fs::exists(object, ec)) { // another process compiled it while we waited
       ++cache_hits_;
       if (options_.verbose)
@@ -231,7 +166,7 @@ CpuBackend::compile(const calc::Program& program) {
                      "process): %s\n",
                      label.c_str(), object.c_str());
     } else {
-      write_atomically(source_path, source);
+      write_atomically(source_path, source, "cpu backend");
       const std::string tmp = unique_temporary(object);
       std::vector<std::string> argv{options_.compiler};
       argv.insert(argv.end(), flags_.begin(), flags_.end());

@@ -40,7 +40,8 @@ Margin required_margin(const calc::Calculation& calc) {
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& options) {
   if (name == "interpreter") return make_interpreter_backend();
   if (name == "cpu") return std::make_unique<CpuBackend>(options);
-  throw std::invalid_argument("unknown backend '" + name + "' (known: interpreter, cpu)");
+  if (name == "cuda") return make_cuda_backend(options);
+  throw std::invalid_argument("unknown backend '" + name + "' (known: interpreter, cpu, cuda)");
 }
 
 namespace detail {

@@ -7,6 +7,8 @@
 #pragma once
 
 #include "calc/calculation.hpp"
+#include "calc/mapping.hpp"
+#include "runtime/array_space.hpp"
 
 #include <array>
 #include <memory>
@@ -50,9 +52,22 @@ struct Margin {
 Margin required_margin(const calc::Calculation& calc);
 
 struct BackendOptions {
-  std::string cache_dir;        // CPU backend: where compiled objects are kept ("" = default)
+  std::string cache_dir;        // where compiled code is kept ("" = default)
   std::string compiler = "c++"; // CPU backend: the host compiler
   bool verbose = false;         // report compiles and cache hits on stderr
+};
+
+// One generated GPU kernel: its resources as ptxas reported them, and its measured launches
+// (CUDA events); for the performance model and the prediction log.
+struct KernelTiming {
+  std::string name;            // the generated kernel's symbol
+  std::string mapping;         // its mapping in short form
+  int calculation = 0;         // calc::Program::calculations index
+  int registers = -1;          // per thread (-1: unknown)
+  int spill_stores = 0, spill_loads = 0, stack_bytes = 0; // bytes per thread
+  std::size_t shared_bytes = 0; // per block, static + dynamic
+  long launches = 0;
+  std::vector<double> seconds; // one sample per timed launch
 };
 
 class Backend {
@@ -63,9 +78,24 @@ public:
   // can); result i belongs to program.calculations[i].
   virtual std::vector<std::unique_ptr<CompiledCalculation>>
   compile(const calc::Program& program) = 0;
+  // The same under the given mappings (one per calculation, empty: defaults). Backends that
+  // do not map to GPU kernels ignore them.
+  virtual std::vector<std::unique_ptr<CompiledCalculation>>
+  compile(const calc::Program& program, const std::vector<calc::Mapping>& mappings) {
+    (void)mappings;
+    return compile(program);
+  }
+  // Where the arrays handed to compiled calculations must live.
+  virtual ArraySpace& space() { return host_space(); }
+  // One line on what the last compile() did, e.g. "4 kernels compiled by NVRTC in 1.2 s" or
+  // "4 kernels from the cache (no compilation)"; "" when there is nothing to say.
+  virtual std::string compile_summary() const { return ""; }
+  // Per generated kernel, its measured launches (GPU backends; empty elsewhere).
+  virtual std::vector<KernelTiming> kernel_timings() const { return {}; }
 };
 
-// name: "interpreter" or "cpu". Throws std::invalid_argument for others.
+// name: "interpreter", "cpu" or "cuda" (this last one throws std::runtime_error when the
+// build has no CUDA or no GPU can be used). Throws std::invalid_argument for other names.
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& options);
 
 } // namespace saguaro::runtime

@@ -57,12 +57,4 @@ CommandResult run_command(const std::vector<std::string>& argv) {
   return result;
 }
 
-std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t hash) {
-  for (unsigned char c : bytes) {
-    hash ^= c;
-    hash *= 0x100000001b3ull;
-  }
-  return hash;
-}
-
 } // namespace saguaro::runtime

@@ -1,5 +1,8 @@
-// Small system helpers of the CPU backend: running a program and hashing bytes.
+// Small system helpers of the CPU backend: running a program (and, through disk_cache.hpp,
+// hashing bytes with fnv1a64).
 #pragma once
+
+#include "runtime/disk_cache.hpp"
 
 #include <cstdint>
 #include <string>
@@ -16,8 +19,5 @@ struct CommandResult {
 // Runs argv[0] (looked up in PATH when it has no '/') with the arguments argv[1...], no
 // shell, standard input from /dev/null. Throws std::runtime_error when it cannot be started.
 CommandResult run_command(const std::vector<std::string>& argv);
-
-// FNV-1a, 64 bits: a hash that is the same in every build and on every machine.
-std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t hash = 0xcbf29ce484222325ull);
 
 } // namespace saguaro::runtime

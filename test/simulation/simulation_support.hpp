@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -41,6 +42,22 @@ inline std::string test_cache_dir() {
   return dir;
 }
 
+// Parameter settings, `Thorn::name` -> value as written in a .par file.
+using Settings = std::map<std::string, std::string>;
+
+inline std::string quoted(const std::string& s) {
+  return "\"" + s + "\"";
+}
+
+// A .par file: `base` with `overrides` replacing or adding settings (a .par file may set
+// each parameter once).
+inline std::string par_text(const std::string& active, Settings base, const Settings& overrides) {
+  for (const auto& [k, v] : overrides) base[k] = v;
+  std::string text = "ActiveThorns = " + quoted(active) + "\n";
+  for (const auto& [k, v] : base) text += k + " = " + v + "\n";
+  return text;
+}
+
 // Runs the .par file on `comm`; `inspect` sees the finished simulation.
 inline void run_par(const std::string& par_path, MPI_Comm comm,
                     const std::function<void(host::Simulation&)>& inspect = {}) {
@@ -54,7 +71,7 @@ inline void run_par(const std::string& par_path, MPI_Comm comm,
 inline double l2_error(host::Simulation& sim, const std::string& var,
                        const std::function<double(double, double, double)>& exact) {
   const grid::Patch& p = sim.decomposition().patch();
-  const double* u = sim.fields().data(sim.fields().find(var));
+  const double* u = sim.fields().host(sim.fields().find(var));
   double sum = 0;
   long long n = 0;
   for (int k = p.owned.lo[2]; k < p.owned.hi[2]; ++k)

@@ -3,6 +3,7 @@
 #include "simulation_support.hpp"
 
 #include "io/io.hpp"
+#include "runtime/cuda.hpp"
 
 #include <gtest/gtest.h>
 #include <hdf5.h>
@@ -22,22 +23,6 @@ constexpr double kPi = std::numbers::pi;
 
 std::string source(const std::string& rel) {
   return std::string(SAGUARO_SOURCE_DIR) + "/" + rel;
-}
-
-// Parameter settings, `Thorn::name` -> value as written in a .par file.
-using Settings = std::map<std::string, std::string>;
-
-std::string quoted(const std::string& s) {
-  return "\"" + s + "\"";
-}
-
-// A .par file: `base` with `overrides` replacing or adding settings (a .par file may set
-// each parameter once).
-std::string par_text(const std::string& active, Settings base, const Settings& overrides) {
-  for (const auto& [k, v] : overrides) base[k] = v;
-  std::string text = "ActiveThorns = " + quoted(active) + "\n";
-  for (const auto& [k, v] : base) text += k + " = " + v + "\n";
-  return text;
 }
 
 // The standing wave of par/wave.edl on a periodic unit box with N cells per axis, RK4,
@@ -122,8 +107,8 @@ TEST(Decomposition, SameNormsOnAllRanksAndOnOne) {
     std::vector<grid::Norms> norms;
     run_par(par, comm, [&](host::Simulation& sim) {
       for (const char* v : {"phi", "pi"})
-        norms.push_back(
-            grid::reduce_norms(sim.decomposition(), sim.fields().data(sim.fields().find(v))));
+        norms.push_back(grid::reduce_norms(
+            sim.decomposition(), sim.fields().data(sim.fields().find(v)), sim.fields().space()));
     });
     return norms;
   };
@@ -169,13 +154,13 @@ TEST(Maxwell, DivergenceStaysAtRoundoff) {
   run_par(par, MPI_COMM_WORLD, [&](host::Simulation& sim) {
     EXPECT_EQ(sim.iteration(), 30);
     for (const char* v : {"divE", "divB"}) {
-      grid::Norms n =
-          grid::reduce_norms(sim.decomposition(), sim.fields().data(sim.fields().find(v)));
+      grid::Norms n = grid::reduce_norms(
+          sim.decomposition(), sim.fields().data(sim.fields().find(v)), sim.fields().space());
       EXPECT_LT(n.linf, 1e-11) << v;
     }
     // The fields did evolve: El_1 changed from its initial values.
-    grid::Norms e =
-        grid::reduce_norms(sim.decomposition(), sim.fields().data(sim.fields().find("El1")));
+    grid::Norms e = grid::reduce_norms(
+        sim.decomposition(), sim.fields().data(sim.fields().find("El1")), sim.fields().space());
     EXPECT_GT(e.linf, 0.1);
   });
   if (world_rank() == 0) {
@@ -206,7 +191,7 @@ TEST(Checkpoint, RecoveredRunIsBitIdentical) {
     return [&into](host::Simulation& sim) {
       const grid::Patch& p = sim.decomposition().patch();
       for (const char* v : {"phi", "pi"}) {
-        const double* u = sim.fields().data(sim.fields().find(v));
+        const double* u = sim.fields().host(sim.fields().find(v));
         into.emplace_back(u, u + p.points());
       }
     };
@@ -278,7 +263,7 @@ TEST(Boundary, EdlCalculationOnBoundary) {
                                      {}));
   run_par(dir / "p.par", MPI_COMM_WORLD, [&](host::Simulation& sim) {
     const grid::Patch& p = sim.decomposition().patch();
-    const double* u = sim.fields().data(sim.fields().find("u"));
+    const double* u = sim.fields().host(sim.fields().find("u"));
     const grid::Box box = p.allocated(), valid = p.valid();
     long boundary_points = 0, wrong = 0;
     for (int k = valid.lo[2]; k < valid.hi[2]; ++k)
@@ -337,6 +322,52 @@ TEST(Advect, FluxFormConservesMass) {
     ASSERT_EQ(norm1.size(), 2u);
     EXPECT_NEAR(norm1[1], norm1[0], 1e-13 * norm1[0]);
     EXPECT_GT(norm1[0], 1.0); // background 1 plus the pulse
+  }
+}
+
+// Saguaro::backend = "cuda" where no GPU can be used: `saguaro check` accepts the file (it
+// needs no GPU); making the simulation fails with a par error at the setting that says why
+// and suggests "auto" or "cpu". Without a GPU "auto" runs on the CPU.
+TEST(Backend, CudaWithoutAGpuIsAParError) {
+  std::string why;
+  if (runtime::cuda::available(&why)) GTEST_SKIP() << "a GPU can be used here";
+  SharedTempDir dir("cuda");
+  const std::string par = dir / "cuda.par";
+  const std::string text =
+      wave_par(8, 4, {{"Saguaro::backend", quoted("cuda")}, {"IO::out_dir", quoted(dir / "out")}});
+  write_file(par, text);
+  int line = 1;
+  for (std::size_t at = 0; at < text.find("Saguaro::backend"); ++at) line += text[at] == '\n';
+
+  host::Setup setup = host::load_setup(par); // does not throw
+  std::ostringstream log;
+  std::string message;
+  try {
+    host::Simulation sim(std::move(setup), MPI_COMM_WORLD, log);
+  } catch (const edl::EdlError& e) {
+    message = e.what();
+  }
+  ASSERT_FALSE(message.empty()) << "no error for Saguaro::backend = \"cuda\" without a GPU";
+  EXPECT_NE(message.find("cuda.par:" + std::to_string(line) + ":"), std::string::npos) << message;
+  EXPECT_NE(message.find("error:"), std::string::npos) << message;
+  EXPECT_NE(message.find("no GPU can be used"), std::string::npos) << message;
+  EXPECT_NE(message.find(why), std::string::npos) << message;
+  EXPECT_NE(message.find("\"auto\""), std::string::npos) << message;
+  EXPECT_NE(message.find("\"cpu\""), std::string::npos) << message;
+  EXPECT_NE(message.find('^'), std::string::npos) << message;
+
+  // "auto" falls back to the generated C++.
+  write_file(par, wave_par(8, 4,
+                           {{"Saguaro::backend", quoted("auto")},
+                            {"Cactus::terminate", quoted("iteration")},
+                            {"Cactus::cctk_itlast", "2"},
+                            {"IO::out_dir", quoted(dir / "out")}}));
+  std::ostringstream run_log;
+  host::Simulation sim(host::load_setup(par), MPI_COMM_WORLD, run_log);
+  sim.run();
+  EXPECT_EQ(sim.iteration(), 2);
+  if (world_rank() == 0) {
+    EXPECT_NE(run_log.str().find("backend cpu,"), std::string::npos) << run_log.str();
   }
 }
 

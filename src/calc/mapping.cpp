@@ -1,0 +1,327 @@
+#include "calc/mapping.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace saguaro::calc {
+
+char letter(Buffering b) {
+  switch (b) {
+  case Buffering::Unbuffered: return 'u';
+  case Buffering::Register: return 'r';
+  case Buffering::Shared: return 'b';
+  case Buffering::Plus: return 'p';
+  case Buffering::ReadOnly: return 'c';
+  }
+  return '?';
+}
+
+bool buffering_from_letter(char c, Buffering& b) {
+  for (Buffering x : kAllBufferings)
+    if (letter(x) == c) {
+      b = x;
+      return true;
+    }
+  return false;
+}
+
+const char* describe(Buffering b) {
+  switch (b) {
+  case Buffering::Unbuffered: return "unbuffered";
+  case Buffering::Register: return "register";
+  case Buffering::Shared: return "shared";
+  case Buffering::Plus: return "plus";
+  case Buffering::ReadOnly: return "read-only";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string offset_text(const Offset& o) {
+  return "(" + std::to_string(o[0]) + "," + std::to_string(o[1]) + "," + std::to_string(o[2]) +
+         ")";
+}
+
+const char* axis_name(int a) { return a == 0 ? "x" : a == 1 ? "y" : "z"; }
+
+} // namespace
+
+bool buffering_applies(Buffering b, const std::vector<Offset>& offsets, int e, bool written,
+                       std::string* why) {
+  auto fail = [why](std::string reason) {
+    if (why) *why = std::move(reason);
+    return false;
+  };
+  const int f = 3 - e;
+  if (b == Buffering::Unbuffered) return true;
+  if (b == Buffering::ReadOnly) {
+    if (written)
+      return fail("the kernel also writes it, and the read-only data cache is not coherent with "
+                  "the kernel's own stores");
+    return true;
+  }
+  // r, b and p keep values for reuse by neighbouring points.
+  if (offsets.size() < 2)
+    return fail("it is read at one offset only, so there is nothing to reuse");
+  if (b == Buffering::Register) {
+    for (const Offset& o : offsets)
+      if (o[0] != 0 || o[f] != 0)
+        return fail(std::string("offset ") + offset_text(o) + " is off the iteration axis " +
+                    axis_name(e) + ": registers carry values along " + axis_name(e) + " only");
+    return true;
+  }
+  if (b == Buffering::Plus) {
+    for (const Offset& o : offsets)
+      if (o[e] == 0 && (o[0] != 0 || o[f] != 0)) return true;
+    return fail(std::string("no offset lies in the x-") + axis_name(f) +
+                " plane through the point, so the shared plane would hold nothing (use r)");
+  }
+  return true; // b: any stencil with reuse
+}
+
+namespace {
+
+// Nodes evaluated for `roots`, stopping at `cut` (values loaded from temporaries), in
+// increasing id order; the cut nodes met are returned in `loaded`.
+std::vector<NodeId> evaluated(const Dag& dag, const std::vector<NodeId>& roots,
+                              const std::set<NodeId>& cut, std::vector<NodeId>& loaded) {
+  std::vector<char> seen(dag.size(), 0);
+  std::vector<NodeId> stack(roots.begin(), roots.end()), out;
+  std::set<NodeId> met;
+  while (!stack.empty()) {
+    NodeId id = stack.back();
+    stack.pop_back();
+    if (seen[id]) continue;
+    seen[id] = 1;
+    if (cut.count(id)) {
+      met.insert(id);
+      continue;
+    }
+    out.push_back(id);
+    for (NodeId k : dag.node(id).kids) stack.push_back(k);
+  }
+  std::sort(out.begin(), out.end());
+  loaded.assign(met.begin(), met.end());
+  return out;
+}
+
+} // namespace
+
+std::vector<KernelPlan> plan_kernels(const Calculation& calc, const Mapping& mapping) {
+  auto error = [&calc](std::size_t k, const std::string& what) {
+    return MappingError("mapping of calculation '" + calc.name + "', kernel " + std::to_string(k) +
+                        ": " + what);
+  };
+  if (mapping.kernels.empty())
+    throw MappingError("mapping of calculation '" + calc.name + "' has no kernels");
+  const Dag& dag = calc.dag;
+
+  // Every store made exactly once, stages in order.
+  std::vector<std::vector<int>> made(calc.stages.size());
+  for (std::size_t s = 0; s < calc.stages.size(); ++s)
+    made[s].assign(calc.stages[s].stores.size(), -1);
+  int last_stage = 0;
+  for (std::size_t k = 0; k < mapping.kernels.size(); ++k) {
+    const KernelMapping& km = mapping.kernels[k];
+    if (km.stage < 0 || km.stage >= int(calc.stages.size()))
+      throw error(k, "stage " + std::to_string(km.stage) + " does not exist (the calculation has " +
+                         std::to_string(calc.stages.size()) + ")");
+    if (km.stage < last_stage)
+      throw error(k, "stage " + std::to_string(km.stage) + " comes after a kernel of stage " +
+                         std::to_string(last_stage) + "; kernels must follow stage order");
+    last_stage = km.stage;
+    for (int st : km.stores) {
+      if (st < 0 || st >= int(made[km.stage].size()))
+        throw error(k, "store " + std::to_string(st) + " does not exist in stage " +
+                           std::to_string(km.stage));
+      if (made[km.stage][st] >= 0)
+        throw error(k, "stores " +
+                           calc.grid_functions[calc.stages[km.stage].stores[st].grid_function].name +
+                           ", which kernel " + std::to_string(made[km.stage][st]) +
+                           " already stores");
+      made[km.stage][st] = int(k);
+    }
+    const BlockConfig& b = km.block;
+    if (b.iteration_axis != 1 && b.iteration_axis != 2)
+      throw error(k, "the iteration axis must be y (1) or z (2)");
+    if (b.tx < 1 || b.tf < 1 || b.tee < 1)
+      throw error(k, "block sizes t_x, t_f and t_ee must be positive");
+    if (b.threads() > 1024)
+      throw error(k, "a block of " + std::to_string(b.tx) + " x " + std::to_string(b.tf) +
+                         " threads exceeds the 1024 threads a CUDA block may have");
+  }
+  for (std::size_t s = 0; s < made.size(); ++s)
+    for (std::size_t st = 0; st < made[s].size(); ++st)
+      if (made[s][st] < 0)
+        throw MappingError("mapping of calculation '" + calc.name + "': no kernel stores " +
+                           calc.grid_functions[calc.stages[s].stores[st].grid_function].name +
+                           " (stage " + std::to_string(s) + ")");
+
+  std::vector<KernelPlan> plans;
+  std::map<NodeId, std::size_t> temporary_of; // node -> kernel, within the current stage
+  std::map<int, std::size_t> written_in_stage;   // grid function -> kernel, current stage
+  std::set<NodeId> used_temporaries;
+  int stage = -1;
+  for (std::size_t k = 0; k < mapping.kernels.size(); ++k) {
+    const KernelMapping& km = mapping.kernels[k];
+    if (km.stage != stage) {
+      temporary_of.clear();
+      written_in_stage.clear();
+      stage = km.stage;
+    }
+    KernelPlan plan;
+    std::set<int> outputs;
+    for (int st : km.stores) {
+      const Store& store = calc.stages[km.stage].stores[st];
+      plan.roots.push_back(store.value);
+      outputs.insert(store.grid_function);
+    }
+    std::set<NodeId> cut;
+    for (const auto& [node, kernel] : temporary_of) cut.insert(node);
+    for (NodeId t : km.temporaries) {
+      if (t >= dag.size()) throw error(k, "temporary node " + std::to_string(t) + " does not exist");
+      const Node& n = dag.node(t);
+      if (n.uniform || n.op == Op::Constant)
+        throw error(k, "temporary node " + std::to_string(t) +
+                           " is uniform over the grid; it needs no array");
+      if (n.op == Op::Load)
+        throw error(k, "temporary node " + std::to_string(t) + " is a load of " +
+                           calc.grid_functions[n.index].name + "; it needs no copy");
+      if (temporary_of.count(t))
+        throw error(k, "temporary node " + std::to_string(t) + " is already stored by kernel " +
+                           std::to_string(temporary_of[t]));
+      plan.roots.push_back(t);
+    }
+    plan.nodes = evaluated(dag, plan.roots, cut, plan.temporaries_in);
+    for (NodeId t : plan.temporaries_in) used_temporaries.insert(t);
+    for (NodeId t : km.temporaries)
+      if (!std::binary_search(plan.nodes.begin(), plan.nodes.end(), t))
+        throw error(k, "temporary node " + std::to_string(t) +
+                           " is not computed by this kernel (an earlier kernel stores it)");
+
+    std::map<int, std::set<Offset>> offsets;
+    for (NodeId id : plan.nodes) {
+      const Node& n = dag.node(id);
+      if (n.op == Op::Load) offsets[n.index].insert(n.offset);
+    }
+    for (const auto& [g, set] : offsets) {
+      if (auto it = written_in_stage.find(g); it != written_in_stage.end())
+        throw error(k, "reads " + calc.grid_functions[g].name + ", which kernel " +
+                           std::to_string(it->second) +
+                           " before it in the same stage writes: it would see the new values");
+      if (outputs.count(g))
+        for (const Offset& o : set)
+          if (o != Offset{0, 0, 0})
+            throw error(k, "reads " + calc.grid_functions[g].name + " at offset " +
+                               offset_text(o) + " and writes it: other threads' stores would race");
+      plan.inputs.push_back({g, std::vector<Offset>(set.begin(), set.end())});
+    }
+    for (const auto& [g, b] : km.buffering) {
+      if (g < 0 || g >= int(calc.grid_functions.size()))
+        throw error(k, "buffering given for grid function " + std::to_string(g) +
+                           ", which does not exist");
+      auto it = offsets.find(g);
+      if (it == offsets.end()) {
+        if (b == Buffering::Unbuffered) continue;
+        throw error(k, std::string("strategy ") + letter(b) + " for " +
+                           calc.grid_functions[g].name + ", which this kernel does not read");
+      }
+      std::string why;
+      const std::vector<Offset> stencil(it->second.begin(), it->second.end());
+      if (!buffering_applies(b, stencil, km.block.iteration_axis, outputs.count(g) > 0, &why))
+        throw error(k, std::string("strategy ") + letter(b) + " (" + describe(b) +
+                           ") does not apply to " + calc.grid_functions[g].name + ": " + why);
+    }
+    plan.outputs.assign(outputs.begin(), outputs.end());
+    for (int g : plan.outputs) written_in_stage.emplace(g, k);
+    for (NodeId t : km.temporaries) temporary_of[t] = k;
+    plans.push_back(std::move(plan));
+  }
+  for (std::size_t k = 0; k < mapping.kernels.size(); ++k)
+    for (NodeId t : mapping.kernels[k].temporaries)
+      if (!used_temporaries.count(t))
+        throw error(k, "temporary node " + std::to_string(t) +
+                           " is not used by any later kernel of its stage");
+  return plans;
+}
+
+Mapping default_mapping(const Calculation& calc) {
+  Mapping m;
+  for (std::size_t s = 0; s < calc.stages.size(); ++s) {
+    KernelMapping k;
+    k.stage = int(s);
+    for (std::size_t st = 0; st < calc.stages[s].stores.size(); ++st) k.stores.push_back(int(st));
+    m.kernels.push_back(std::move(k));
+  }
+  return m;
+}
+
+namespace {
+
+Mapping assign(const Calculation& calc, const BlockConfig& block, bool mixed, Buffering every) {
+  Mapping m = default_mapping(calc);
+  for (KernelMapping& k : m.kernels) k.block = block;
+  const std::vector<KernelPlan> plans = plan_kernels(calc, m);
+  for (std::size_t k = 0; k < m.kernels.size(); ++k) {
+    std::size_t turn = 0;
+    for (const InputStencil& in : plans[k].inputs) {
+      Buffering want = mixed ? kAllBufferings[turn++ % std::size(kAllBufferings)] : every;
+      const bool written = std::find(plans[k].outputs.begin(), plans[k].outputs.end(),
+                                     in.grid_function) != plans[k].outputs.end();
+      if (want != Buffering::Unbuffered &&
+          buffering_applies(want, in.offsets, block.iteration_axis, written))
+        m.kernels[k].buffering[in.grid_function] = want;
+    }
+  }
+  return m;
+}
+
+} // namespace
+
+Mapping buffered_mapping(const Calculation& calc, Buffering b, const BlockConfig& block) {
+  return assign(calc, block, false, b);
+}
+
+Mapping mixed_mapping(const Calculation& calc, const BlockConfig& block) {
+  return assign(calc, block, true, Buffering::Unbuffered);
+}
+
+BlockConfig parse_block_config(const std::string& text) {
+  std::istringstream in(text);
+  std::string axis, sizes;
+  BlockConfig b;
+  char x1 = 0, x2 = 0;
+  if (!(in >> axis >> sizes) || (axis != "y" && axis != "z"))
+    throw MappingError("block configuration '" + text +
+                       "': expected the iteration axis (y or z), then t_x x t_f x t_ee, e.g. "
+                       "\"z 32x8x8\"");
+  std::istringstream n(sizes);
+  std::string rest;
+  if (!(n >> b.tx >> x1 >> b.tf >> x2 >> b.tee) || x1 != 'x' || x2 != 'x' || (n >> rest) ||
+      (in >> rest) || b.tx < 1 || b.tf < 1 || b.tee < 1 || b.threads() > 1024)
+    throw MappingError("block configuration '" + text +
+                       "': expected three positive sizes t_x x t_f x t_ee with t_x * t_f <= 1024, "
+                       "e.g. \"z 32x8x8\"");
+  b.iteration_axis = axis == "y" ? 1 : 2;
+  return b;
+}
+
+std::string to_string(const Calculation& calc, const Mapping& mapping) {
+  std::ostringstream o;
+  for (std::size_t k = 0; k < mapping.kernels.size(); ++k) {
+    const KernelMapping& km = mapping.kernels[k];
+    if (k) o << " ";
+    o << "k" << k << "[s" << km.stage << " " << axis_name(km.block.iteration_axis) << " "
+      << km.block.tx << "x" << km.block.tf << "x" << km.block.tee;
+    for (const auto& [g, b] : km.buffering)
+      if (b != Buffering::Unbuffered) o << " " << calc.grid_functions[g].name << ":" << letter(b);
+    if (!km.temporaries.empty()) o << " +" << km.temporaries.size() << "tmp";
+    o << "]";
+  }
+  return o.str();
+}
+
+} // namespace saguaro::calc

@@ -1,0 +1,114 @@
+// A mapping: how one Calculation becomes GPU kernels. The value every later stage shares:
+// the model prices it, the mapper searches over it, the code generator emits exactly it, and
+// the prediction log records it. Nothing about a kernel is decided anywhere else.
+//
+// The design space is Hu, Koppelman & Brandt's (Tables I-II, Sec. IV):
+//  * per kernel, the DAG nodes it computes and stores: a subset of one stage's stores, plus
+//    temporaries, i.e. DAG nodes it stores into scratch grid functions for later kernels of
+//    the same stage (so a big calculation can be split);
+//  * per kernel, the block configuration C_Block = (e, t_x, t_f, t_ee): threads iterate along
+//    the axis e (y or z), a block has t_x threads along x and t_f along f (the other of y, z),
+//    and every thread computes t_ee points along e;
+//  * per input grid function of a kernel, its buffering strategy (u, r, b, p, c).
+#pragma once
+
+#include "calc/calculation.hpp"
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace saguaro::calc {
+
+enum class Buffering : std::uint8_t {
+  Unbuffered, // u: one global load per offset
+  Register,   // r: values carried in registers along e (stencils along e only)
+  Shared,     // b: the block's tile grown by the stencil, in shared memory
+  Plus,       // p: registers along e plus a shared-memory plane for in-plane offsets (2.5D)
+  ReadOnly,   // c: loads through the read-only data cache (__ldg)
+};
+inline constexpr Buffering kAllBufferings[] = {Buffering::Unbuffered, Buffering::Register,
+                                               Buffering::Shared, Buffering::Plus,
+                                               Buffering::ReadOnly};
+char letter(Buffering b);                        // 'u' 'r' 'b' 'p' 'c'
+bool buffering_from_letter(char c, Buffering& b); // false for other letters
+const char* describe(Buffering b);               // "unbuffered", "register", ...
+
+struct BlockConfig {
+  int iteration_axis = 2; // e: 1 (y) or 2 (z); f is the other one
+  int tx = 32;            // threads per block along x
+  int tf = 8;             // threads per block along f
+  int tee = 8;            // points per thread along e
+  int f_axis() const { return 3 - iteration_axis; }
+  int threads() const { return tx * tf; }
+  bool operator==(const BlockConfig&) const = default;
+};
+
+// One kernel of a mapping.
+struct KernelMapping {
+  int stage = 0;                 // the Calculation::stages entry whose stores it makes
+  std::vector<int> stores;       // indices into stages[stage].stores
+  std::vector<NodeId> temporaries; // nodes it stores into scratch arrays for later kernels
+  BlockConfig block;
+  // Per input grid function (Calculation::grid_functions index); absent means Unbuffered.
+  // Temporaries are read at the point itself only and always unbuffered.
+  std::map<int, Buffering> buffering;
+};
+
+struct Mapping {
+  std::vector<KernelMapping> kernels; // in launch order; stages in order
+};
+
+// Raised when a mapping does not fit its calculation; what() says which kernel, which grid
+// function and why (a strategy that does not apply to that stencil, a store made twice, ...).
+class MappingError : public std::invalid_argument {
+public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// What one kernel of a mapping reads and computes, derived from the calculation's DAG.
+struct KernelPlan {
+  std::vector<NodeId> roots;        // values stored: grid-function stores, then temporaries
+  std::vector<NodeId> nodes;        // nodes it evaluates (topological order), temporaries
+                                    // made by earlier kernels excluded
+  std::vector<NodeId> temporaries_in; // earlier kernels' temporaries it loads
+  std::vector<InputStencil> inputs; // grid functions loaded, with offsets (sorted by index)
+  std::vector<int> outputs;         // grid functions stored
+};
+
+// Checks `mapping` against `calc` and returns one plan per kernel. Throws MappingError.
+// Rules: every store of every stage is made by exactly one kernel; kernels appear in stage
+// order; a temporary is a non-uniform node of its kernel's stage that a later kernel of that
+// stage uses; block sizes are positive, e is y or z, t_x * t_f <= 1024; and per input:
+//   r  every offset lies on the e axis, and there is more than one (reuse);
+//   b  more than one offset (reuse);
+//   p  more than one offset, and some offset lies in the x-f plane through the point;
+//   c  the kernel does not also write that grid function (the read-only path is not coherent);
+//   any buffered strategy only for grid functions the kernel reads.
+std::vector<KernelPlan> plan_kernels(const Calculation& calc, const Mapping& mapping);
+
+// Whether strategy `b` applies to a grid function read at `offsets` by a kernel iterating
+// along `iteration_axis`; when not, `why` (if given) says why.
+bool buffering_applies(Buffering b, const std::vector<Offset>& offsets, int iteration_axis,
+                       bool written_by_kernel, std::string* why = nullptr);
+
+// The mapping used without the model: one kernel per stage storing all of its outputs, the
+// default block configuration, every input unbuffered.
+Mapping default_mapping(const Calculation& calc);
+
+// The default mapping with every kernel's block configuration set to `block` and every input
+// given strategy `b` where it applies (unbuffered elsewhere). mixed_mapping gives the inputs
+// of each kernel u, r, b, p, c in turn instead (each falling back to u where it does not
+// apply): one mapping that exercises every strategy at once.
+Mapping buffered_mapping(const Calculation& calc, Buffering b, const BlockConfig& block);
+Mapping mixed_mapping(const Calculation& calc, const BlockConfig& block);
+
+// "z 32x8x8": the iteration axis (y or z), then t_x x t_f x t_ee. Throws MappingError.
+BlockConfig parse_block_config(const std::string& text);
+
+// Short form for logs and file names, e.g. "k0[s0 z 32x8x8 A0:r A1:b]".
+std::string to_string(const Calculation& calc, const Mapping& mapping);
+
+} // namespace saguaro::calc

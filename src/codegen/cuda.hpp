@@ -1,0 +1,80 @@
+// CUDA code generation: one CUDA C++ translation unit (for NVRTC) per calc::Program and set
+// of mappings, one `extern "C" __global__` kernel per KernelMapping.
+//
+// The calling convention of every generated kernel, in this order:
+//   1. one pointer per entry of CudaKernel::fields (a Calculation::grid_functions index):
+//      `const double* __restrict__` for inputs, `double*` for outputs, each pointing at
+//      local index (0,0,0) of its patch array;
+//   2. one `double*` per entry of CudaKernel::temporaries (scratch arrays of the same size);
+//   3. `saguaro_cuda_geometry geometry`, by value (SAGUARO_CUDA_GEOMETRY_FIELDS below);
+//   4. one `double` per entry of CudaKernel::parameters (calc::Program::parameters index).
+// Launch: block (t_x, t_f, 1) threads, grid launch_grid(...) blocks, dynamic shared memory
+// CudaKernel::shared_bytes.
+#pragma once
+
+#include "calc/calculation.hpp"
+#include "calc/mapping.hpp"
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+// The geometry every kernel gets (the same struct is emitted into generated code):
+//   alloc         allocated points per axis
+//   lo, hi        the region of the calculation's outputs, local indices [lo, hi); a kernel
+//                 of stage s covers [lo - extent_lo, hi + extent_hi) of that stage
+//   origin, index_offset, spacing: coordinate of local index i = origin + (i + index_offset) * spacing
+//   time          simulation time
+#define SAGUARO_CUDA_GEOMETRY_FIELDS                                                               \
+  int alloc[3];                                                                                    \
+  int lo[3];                                                                                       \
+  int hi[3];                                                                                       \
+  int index_offset[3];                                                                             \
+  double origin[3];                                                                                \
+  double spacing[3];                                                                               \
+  double time;
+
+namespace saguaro::codegen {
+
+struct CudaGeometry {
+  SAGUARO_CUDA_GEOMETRY_FIELDS
+};
+static_assert(std::is_standard_layout_v<CudaGeometry> && std::is_trivial_v<CudaGeometry>);
+
+struct CudaKernel {
+  std::string name;       // the extern "C" symbol
+  int calculation = 0;    // calc::Program::calculations index
+  int kernel = 0;         // index in that calculation's Mapping::kernels
+  int stage = 0;
+  calc::BlockConfig block;
+  std::vector<int> fields;                  // pointer arguments, in order
+  std::vector<bool> field_written;          // per fields entry
+  std::vector<calc::NodeId> temporaries;    // scratch arguments, in order (read or written)
+  std::vector<bool> temporary_written;      // per temporaries entry
+  std::vector<int> parameters;              // double arguments, in order
+  std::size_t shared_bytes = 0;             // dynamic shared memory per block
+  std::array<int, 3> extent_lo{0, 0, 0}, extent_hi{0, 0, 0}; // the stage's
+  std::string mapping;                      // short form of the kernel's mapping
+};
+
+struct CudaModule {
+  std::string source;                 // the whole translation unit
+  std::vector<CudaKernel> kernels;    // all calculations' kernels, in launch order per calc
+  // Per calculation: scratch arrays its kernels need (every temporary of every kernel).
+  std::vector<std::vector<calc::NodeId>> temporaries;
+};
+
+// Generates the kernels of every calculation of `program` under `mappings` (one per
+// calculation; an empty vector means the default mapping everywhere). Throws
+// calc::MappingError for a mapping that does not fit its calculation.
+CudaModule generate_cuda(const calc::Program& program,
+                         const std::vector<calc::Mapping>& mappings = {});
+
+// The blocks to launch for a kernel over the region [lo - extent_lo, hi + extent_hi):
+// ceil(n_x / t_x), ceil(n_f / t_f), ceil(n_e / t_ee) (zeros for an empty region).
+std::array<unsigned, 3> launch_grid(const CudaKernel& kernel, const std::array<int, 3>& lo,
+                                    const std::array<int, 3>& hi);
+
+} // namespace saguaro::codegen

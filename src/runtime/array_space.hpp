@@ -1,0 +1,82 @@
+// Where a backend's grid functions live, and the fixed (non-EDL) operations the host runs on
+// them: the method of lines' updates, ghost-exchange packing, reductions for norms, and the
+// outer boundary conditions. The CPU backends keep arrays in host memory (host_space()); the
+// CUDA backend keeps them on the GPU for the whole run and runs these operations as kernels,
+// so only output, norms and ghost messages ever cross to the host.
+//
+// Arrays are a patch's: C order [z][y][x], x fastest, `alloc` points per axis. A pointer an
+// ArraySpace returns is only meaningful to that space (on the GPU: a device address).
+#pragma once
+
+#include "runtime/boundary_point.hpp"
+
+#include <array>
+#include <cstddef>
+#include <vector>
+
+namespace saguaro::runtime {
+
+// A box of a patch's arrays: local indices [lo, hi) per axis.
+struct ArrayBox {
+  std::array<int, 3> alloc{0, 0, 0};
+  std::array<int, 3> lo{0, 0, 0}, hi{0, 0, 0};
+  std::size_t volume() const;
+};
+
+// One rank's part of a reduction; the caller combines ranks (grid::reduce_norms).
+struct BoxSums {
+  double min = 0, max = 0, max_abs = 0; // +inf/-inf/0 for an empty box
+  long double sum_abs = 0, sum_sq = 0;
+  long long count = 0;
+};
+
+class ArraySpace {
+public:
+  virtual ~ArraySpace() = default;
+  virtual const char* name() const = 0; // "host" or "cuda"
+  virtual bool on_device() const = 0;   // pointers are not host-addressable
+
+  // Arrays of n doubles, zeroed. release(nullptr) does nothing.
+  virtual double* allocate(std::size_t n) = 0;
+  virtual void release(double* array) = 0;
+  // Copies between an array of this space and host memory; both return when the data is
+  // there (all earlier operations on the array have finished).
+  virtual void to_host(double* host, const double* array, std::size_t n) = 0;
+  virtual void from_host(double* array, const double* host, std::size_t n) = 0;
+  // Waits for everything queued (timings, before handing results to another thread or rank).
+  virtual void synchronize() = 0;
+
+  // The method of lines' updates over n points (see schedule/mol.cpp):
+  virtual void copy(double* y0, const double* y, std::size_t n) = 0; // y0 = y
+  virtual void euler(double* y, const double* y0, const double* r, double c,
+                     std::size_t n) = 0; // y = y0 + c r
+  virtual void blend(double* y, const double* y0, const double* r, double a, double b, double dt,
+                     std::size_t n) = 0; // y = a y0 + b (y + dt r)
+  virtual void accumulate(double* acc, const double* r, double w, bool first,
+                          std::size_t n) = 0; // acc = w r (first) or acc += w r
+  virtual void rk4_final(double* y, const double* y0, const double* acc, const double* r,
+                         double c, std::size_t n) = 0; // y = y0 + c (acc + r)
+
+  // Ghost exchange staging: the box of every array, one after the other, x fastest, to or
+  // from a host buffer of fields.size() * box.volume() doubles.
+  virtual void pack(const std::vector<const double*>& fields, const ArrayBox& box,
+                    double* host_buffer) = 0;
+  virtual void unpack(const std::vector<double*>& fields, const ArrayBox& box,
+                      const double* host_buffer) = 0;
+
+  // min, max, max |u|, sum |u|, sum u^2 over the box.
+  virtual BoxSums reduce(const double* field, const ArrayBox& box) = 0;
+
+  // Outer boundary conditions on the outer layers of `faces` (see boundary_point.hpp):
+  // flat copies the nearest valid point; static zeroes the right-hand side; radiative sets
+  // NewRad's Sommerfeld right-hand side from u.
+  virtual void apply_flat(const OuterFaces& faces, double* field) = 0;
+  virtual void apply_static_rhs(const OuterFaces& faces, double* rhs) = 0;
+  virtual void apply_radiative_rhs(const OuterFaces& faces, const double* u, double* rhs,
+                                   double u0, double v0) = 0;
+};
+
+// The host memory space (OpenMP loops); one object for the process.
+ArraySpace& host_space();
+
+} // namespace saguaro::runtime

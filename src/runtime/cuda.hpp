@@ -1,0 +1,95 @@
+// The CUDA backend's public face. No CUDA header is needed to use it: the driver library is
+// loaded at run time (dlopen of libcuda.so.1), so one build runs on machines with and without
+// a GPU; NVRTC (linked) compiles generated code to cubin also where there is no GPU.
+#pragma once
+
+#include "runtime/array_space.hpp"
+#include "runtime/kernel.hpp"
+
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace saguaro::runtime::cuda {
+
+// Whether this build has the CUDA backend (SAGUARO_WITH_CUDA).
+bool built_with_cuda();
+
+// Whether a GPU can be used: the driver library loads, initialises and reports a device.
+// When not, `why` says what failed ("libcuda.so.1 not found", "no CUDA device", ...).
+bool available(std::string* why = nullptr);
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;       // "NVIDIA H100 80GB HBM3"
+  int cc_major = 0, cc_minor = 0;
+  int multiprocessors = 0;
+  std::size_t memory_bytes = 0;
+  int driver_version = 0; // cuDriverGetVersion, e.g. 13000
+  std::string arch() const; // "sm_90"
+};
+// The device this process uses: ordinal (local MPI rank) % device count. Throws when none.
+DeviceInfo device_info();
+
+// ptxas's report for one kernel (from NVRTC's log with -Xptxas=-v).
+struct PtxasReport {
+  int registers = -1; // per thread; -1 when unknown
+  int spill_stores = 0, spill_loads = 0; // bytes
+  int stack_bytes = 0;
+  int shared_bytes = 0; // static shared memory
+  int barriers = 0;
+  int constant_bytes = 0;
+};
+// Parses every "Function properties for NAME" / "Used N registers" section of a ptxas log.
+std::map<std::string, PtxasReport> parse_ptxas_log(const std::string& log);
+
+struct CompileOptions {
+  std::string cache_dir; // "" = $XDG_CACHE_HOME/saguaro/cuda or $HOME/.cache/saguaro/cuda
+  std::vector<std::string> extra_options; // added to NVRTC's
+  bool verbose = false;
+};
+
+struct CompiledModule {
+  std::vector<char> cubin;
+  std::string log;                            // NVRTC's log (ptxas -v report included)
+  std::map<std::string, PtxasReport> kernels; // by kernel name
+  bool from_cache = false;
+  std::string key;         // hash of source + options + arch + NVRTC version
+  double compile_seconds = 0; // 0 when from the cache
+};
+
+// NVRTC failed: what() has the log and the path where the source was saved.
+class CompileError : public std::runtime_error {
+public:
+  CompileError(const std::string& message, std::string source_path, std::string log)
+      : std::runtime_error(message), source_path_(std::move(source_path)), log_(std::move(log)) {}
+  const std::string& source_path() const { return source_path_; }
+  const std::string& log() const { return log_; }
+
+private:
+  std::string source_path_, log_;
+};
+
+// Compiles `source` for `arch` ("sm_90") into cubin with NVRTC (double precision, -O3 default,
+// --std=c++17, -Xptxas=-v, -default-device, --no-cache: not NVRTC's own cache in the driver's,
+// which skips ptxas and its report), or takes it from the disk cache: <cache>/<key>.cubin, .cu,
+// .log. A failed compile saves <cache>/failed-<key>.cu and .log and throws CompileError.
+// Works without a GPU.
+CompiledModule compile(const std::string& source, const std::string& arch,
+                       const CompileOptions& options = {});
+
+// NVRTC's version as "13.0".
+std::string nvrtc_version();
+
+// The GPU's ArraySpace (the CUDA backend's space()): arrays in device memory and the fixed
+// operations as kernels of a support module, compiled (or taken from the default cache) on
+// first use. Throws std::runtime_error when no GPU can be used.
+ArraySpace& device_space();
+
+// The source of device_space()'s support module (boundary_point.hpp followed by
+// cuda/support.cu, both embedded in the library), compiled with --fmad=false.
+std::string support_source();
+
+} // namespace saguaro::runtime::cuda

@@ -1,0 +1,317 @@
+#include "runtime/cuda/array_space.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+
+// The embedded texts (src/CMakeLists.txt): ("boundary_point.hpp", ...), ("cuda/support.cu", ...).
+std::vector<std::pair<std::string, std::string>> saguaro_cuda_support_files();
+
+namespace saguaro::runtime::cuda {
+namespace {
+
+constexpr unsigned kThreads = 256;       // grid-stride launches
+constexpr unsigned kReduceThreads = 256; // SAGUARO_REDUCE_THREADS in support.cu
+constexpr unsigned kReduceBlocks = 1024; // at most, per reduce
+constexpr int kPackFields = 32;          // SAGUARO_PACK_FIELDS in support.cu
+
+// Mirrors SaguaroBox and SaguaroFieldTable of support.cu.
+struct SupportBox {
+  int alloc[3];
+  int lo[3];
+  int hi[3];
+};
+struct SupportFieldTable {
+  double* p[kPackFields];
+};
+
+enum BoundaryKind : int { kFlat = 0, kStatic = 1, kRadiative = 2 };
+
+CUdeviceptr device(const double* p) { return reinterpret_cast<CUdeviceptr>(p); }
+
+// The box's volume; throws std::invalid_argument when it is not inside the allocation.
+std::size_t checked_volume(const ArrayBox& box, const char* what) {
+  std::size_t volume = 1;
+  for (int a = 0; a < 3; ++a) {
+    if (box.hi[a] <= box.lo[a]) return 0;
+    if (box.lo[a] < 0 || box.hi[a] > box.alloc[a])
+      throw std::invalid_argument(std::string("cuda array space: ") + what + ": the box [" +
+                                  std::to_string(box.lo[a]) + ", " + std::to_string(box.hi[a]) +
+                                  ") along axis " + std::to_string(a) + " is outside the " +
+                                  std::to_string(box.alloc[a]) + " allocated points");
+    volume *= std::size_t(box.hi[a] - box.lo[a]);
+  }
+  return volume;
+}
+
+SupportBox support_box(const ArrayBox& box) {
+  SupportBox b{};
+  for (int a = 0; a < 3; ++a) {
+    b.alloc[a] = box.alloc[a];
+    b.lo[a] = box.lo[a];
+    b.hi[a] = box.hi[a];
+  }
+  return b;
+}
+
+} // namespace
+
+std::string support_source() {
+  std::string header, body;
+  for (const auto& [path, text] : saguaro_cuda_support_files()) {
+    if (path == "boundary_point.hpp") header = "#line 1 \"runtime/boundary_point.hpp\"\n" + text;
+    if (path == "cuda/support.cu") body = "#line 1 \"runtime/cuda/support.cu\"\n" + text;
+  }
+  if (header.empty() || body.empty())
+    throw std::logic_error("cuda array space: the embedded support sources are missing");
+  return header + "\n" + body;
+}
+
+CudaArraySpace& CudaArraySpace::instance() {
+  static CudaArraySpace* const space = new CudaArraySpace(); // lives as long as the process
+  Driver::get(); // the context current on this thread
+  return *space;
+}
+
+CudaArraySpace::CudaArraySpace() : driver_(Driver::get()) {
+  Driver& d = driver_;
+  CompileOptions options;
+  // No contraction into fused multiply-adds: the same bits as the host loops.
+  options.extra_options = {"--fmad=false"};
+  support_ = compile(support_source(), d.info().arch(), options);
+  SAGUARO_CU(d, cuModuleLoadData(&module_, support_.cubin.data()));
+  const std::pair<CUfunction*, const char*> functions[] = {
+      {&copy_, "saguaro_copy"},
+      {&euler_, "saguaro_euler"},
+      {&blend_, "saguaro_blend"},
+      {&accumulate_, "saguaro_accumulate"},
+      {&rk4_final_, "saguaro_rk4_final"},
+      {&pack_, "saguaro_pack"},
+      {&unpack_, "saguaro_unpack"},
+      {&reduce_, "saguaro_reduce"},
+      {&boundary_, "saguaro_boundary"},
+      {&layout_, "saguaro_outer_faces_layout"},
+  };
+  for (const auto& [fn, name] : functions) SAGUARO_CU(d, cuModuleGetFunction(fn, module_, name));
+  max_blocks_ = unsigned(std::max(1, d.info().multiprocessors)) * 16;
+  SAGUARO_CU(d, cuMemAlloc(&partials_, sizeof(double) * 5 * kReduceBlocks));
+  host_partials_.resize(5 * kReduceBlocks);
+
+  // OuterFaces goes to the boundary kernel by value: its layout must be the host's.
+  CUdeviceptr out = staging(sizeof(int) * 8);
+  void* params[] = {&out};
+  launch(layout_, 1, 1, params);
+  int layout[5] = {};
+  SAGUARO_CU(d, cuMemcpyDtoHAsync(layout, out, sizeof layout, d.stream()));
+  SAGUARO_CU(d, cuStreamSynchronize(d.stream()));
+  const int host_layout[5] = {int(sizeof(OuterFaces)), int(offsetof(OuterFaces, outer)),
+                              int(offsetof(OuterFaces, origin)),
+                              int(offsetof(OuterFaces, index_offset)),
+                              int(offsetof(OuterFaces, spacing))};
+  if (!std::equal(layout, layout + 5, host_layout))
+    throw std::logic_error("cuda array space: OuterFaces has another layout on the device (" +
+                           std::to_string(layout[0]) + " bytes) than on the host (" +
+                           std::to_string(host_layout[0]) + " bytes)");
+}
+
+void CudaArraySpace::launch(CUfunction fn, unsigned blocks, unsigned threads, void** params) {
+  Driver& d = Driver::get();
+  SAGUARO_CU(d, cuLaunchKernel(fn, blocks, 1, 1, threads, 1, 1, 0, d.stream(), params, nullptr));
+}
+
+void CudaArraySpace::launch_1d(CUfunction fn, std::size_t n, void** params) {
+  if (n == 0) return;
+  const std::size_t blocks = std::min<std::size_t>((n + kThreads - 1) / kThreads, max_blocks_);
+  launch(fn, unsigned(blocks), kThreads, params);
+}
+
+CUdeviceptr CudaArraySpace::staging(std::size_t bytes) {
+  if (bytes <= staging_bytes_) return staging_;
+  Driver& d = Driver::get();
+  if (staging_ != 0) {
+    SAGUARO_CU(d, cuStreamSynchronize(d.stream())); // earlier operations may still use it
+    SAGUARO_CU(d, cuMemFree(staging_));
+    staging_ = 0;
+    staging_bytes_ = 0;
+  }
+  const std::size_t grown = std::max(bytes, staging_bytes_ + staging_bytes_ / 2);
+  SAGUARO_CU(d, cuMemAlloc(&staging_, grown));
+  staging_bytes_ = grown;
+  return staging_;
+}
+
+double* CudaArraySpace::allocate(std::size_t n) {
+  Driver& d = Driver::get();
+  const std::size_t bytes = sizeof(double) * std::max<std::size_t>(n, 1);
+  CUdeviceptr p = 0;
+  SAGUARO_CU(d, cuMemAlloc(&p, bytes));
+  SAGUARO_CU(d, cuMemsetD8Async(p, 0, bytes, d.stream()));
+  return reinterpret_cast<double*>(p);
+}
+
+void CudaArraySpace::release(double* array) {
+  if (array == nullptr) return;
+  Driver& d = Driver::get();
+  SAGUARO_CU(d, cuStreamSynchronize(d.stream())); // queued operations may still use it
+  SAGUARO_CU(d, cuMemFree(device(array)));
+}
+
+void CudaArraySpace::to_host(double* host, const double* array, std::size_t n) {
+  Driver& d = Driver::get();
+  if (n > 0) SAGUARO_CU(d, cuMemcpyDtoHAsync(host, device(array), sizeof(double) * n, d.stream()));
+  SAGUARO_CU(d, cuStreamSynchronize(d.stream()));
+}
+
+void CudaArraySpace::from_host(double* array, const double* host, std::size_t n) {
+  Driver& d = Driver::get();
+  if (n > 0) SAGUARO_CU(d, cuMemcpyHtoDAsync(device(array), host, sizeof(double) * n, d.stream()));
+  SAGUARO_CU(d, cuStreamSynchronize(d.stream()));
+}
+
+void CudaArraySpace::synchronize() {
+  Driver& d = Driver::get();
+  SAGUARO_CU(d, cuStreamSynchronize(d.stream()));
+}
+
+void CudaArraySpace::copy(double* y0, const double* y, std::size_t n) {
+  long long count = static_cast<long long>(n);
+  void* params[] = {&y0, &y, &count};
+  launch_1d(copy_, n, params);
+}
+
+void CudaArraySpace::euler(double* y, const double* y0, const double* r, double c, std::size_t n) {
+  long long count = static_cast<long long>(n);
+  void* params[] = {&y, &y0, &r, &c, &count};
+  launch_1d(euler_, n, params);
+}
+
+void CudaArraySpace::blend(double* y, const double* y0, const double* r, double a, double b,
+                           double dt, std::size_t n) {
+  long long count = static_cast<long long>(n);
+  void* params[] = {&y, &y0, &r, &a, &b, &dt, &count};
+  launch_1d(blend_, n, params);
+}
+
+void CudaArraySpace::accumulate(double* acc, const double* r, double w, bool first,
+                                std::size_t n) {
+  long long count = static_cast<long long>(n);
+  int first_flag = first ? 1 : 0;
+  void* params[] = {&acc, &r, &w, &first_flag, &count};
+  launch_1d(accumulate_, n, params);
+}
+
+void CudaArraySpace::rk4_final(double* y, const double* y0, const double* acc, const double* r,
+                               double c, std::size_t n) {
+  long long count = static_cast<long long>(n);
+  void* params[] = {&y, &y0, &acc, &r, &c, &count};
+  launch_1d(rk4_final_, n, params);
+}
+
+void CudaArraySpace::pack(const std::vector<const double*>& fields, const ArrayBox& box,
+                          double* host_buffer) {
+  const std::size_t volume = checked_volume(box, "pack");
+  const std::size_t total = volume * fields.size();
+  if (total == 0) return;
+  Driver& d = Driver::get();
+  const CUdeviceptr buffer = staging(sizeof(double) * total);
+  SupportBox b = support_box(box);
+  for (std::size_t first = 0; first < fields.size(); first += kPackFields) {
+    SupportFieldTable table{};
+    int count = int(std::min<std::size_t>(kPackFields, fields.size() - first));
+    for (int f = 0; f < count; ++f) table.p[f] = const_cast<double*>(fields[first + f]);
+    CUdeviceptr out = buffer + sizeof(double) * first * volume;
+    void* params[] = {&table, &count, &b, &out};
+    launch_1d(pack_, volume * std::size_t(count), params);
+  }
+  SAGUARO_CU(d, cuMemcpyDtoHAsync(host_buffer, buffer, sizeof(double) * total, d.stream()));
+  SAGUARO_CU(d, cuStreamSynchronize(d.stream()));
+}
+
+void CudaArraySpace::unpack(const std::vector<double*>& fields, const ArrayBox& box,
+                            const double* host_buffer) {
+  const std::size_t volume = checked_volume(box, "unpack");
+  const std::size_t total = volume * fields.size();
+  if (total == 0) return;
+  Driver& d = Driver::get();
+  const CUdeviceptr buffer = staging(sizeof(double) * total);
+  SAGUARO_CU(d, cuMemcpyHtoDAsync(buffer, host_buffer, sizeof(double) * total, d.stream()));
+  // The caller may reuse its buffer as soon as this returns (it may be pinned memory, whose
+  // copy would otherwise still be in flight); the unpack kernels stay asynchronous.
+  SAGUARO_CU(d, cuStreamSynchronize(d.stream()));
+  SupportBox b = support_box(box);
+  for (std::size_t first = 0; first < fields.size(); first += kPackFields) {
+    SupportFieldTable table{};
+    int count = int(std::min<std::size_t>(kPackFields, fields.size() - first));
+    for (int f = 0; f < count; ++f) table.p[f] = fields[first + f];
+    CUdeviceptr in = buffer + sizeof(double) * first * volume;
+    void* params[] = {&table, &count, &b, &in};
+    launch_1d(unpack_, volume * std::size_t(count), params);
+  }
+}
+
+BoxSums CudaArraySpace::reduce(const double* field, const ArrayBox& box) {
+  BoxSums sums;
+  sums.min = std::numeric_limits<double>::infinity();
+  sums.max = -std::numeric_limits<double>::infinity();
+  const std::size_t volume = checked_volume(box, "reduce");
+  if (volume == 0) return sums;
+  Driver& d = Driver::get();
+  const unsigned blocks =
+      unsigned(std::min<std::size_t>((volume + kReduceThreads - 1) / kReduceThreads, kReduceBlocks));
+  SupportBox b = support_box(box);
+  CUdeviceptr out = partials_;
+  void* params[] = {&field, &b, &out};
+  launch(reduce_, blocks, kReduceThreads, params);
+  SAGUARO_CU(d, cuMemcpyDtoHAsync(host_partials_.data(), partials_,
+                                  sizeof(double) * 5 * blocks, d.stream()));
+  SAGUARO_CU(d, cuStreamSynchronize(d.stream()));
+  for (unsigned blk = 0; blk < blocks; ++blk) {
+    const double* p = &host_partials_[5 * std::size_t(blk)];
+    sums.min = std::min(sums.min, p[0]);
+    sums.max = std::max(sums.max, p[1]);
+    sums.max_abs = std::max(sums.max_abs, p[2]);
+    sums.sum_abs += static_cast<long double>(p[3]);
+    sums.sum_sq += static_cast<long double>(p[4]);
+  }
+  sums.count = static_cast<long long>(volume);
+  return sums;
+}
+
+void CudaArraySpace::boundary(const OuterFaces& faces, int kind, const double* u, double* out,
+                              double u0, double v0) {
+  for (int axis = 0; axis < 3; ++axis)
+    for (int side = 0; side < 2; ++side) {
+      if (!faces.outer[axis][side]) continue;
+      std::size_t volume = std::size_t(std::max(0, std::min(faces.ghost, faces.alloc[axis])));
+      for (int b = 0; b < 3; ++b)
+        if (b != axis) volume *= std::size_t(std::max(0, faces.alloc[b]));
+      if (volume == 0) continue;
+      OuterFaces f = faces;
+      int a = axis, s = side, k = kind;
+      void* params[] = {&f, &a, &s, &k, &u, &out, &u0, &v0};
+      launch_1d(boundary_, volume, params);
+    }
+}
+
+void CudaArraySpace::apply_flat(const OuterFaces& faces, double* field) {
+  boundary(faces, kFlat, field, field, 0.0, 0.0);
+}
+
+void CudaArraySpace::apply_static_rhs(const OuterFaces& faces, double* rhs) {
+  boundary(faces, kStatic, nullptr, rhs, 0.0, 0.0);
+}
+
+void CudaArraySpace::apply_radiative_rhs(const OuterFaces& faces, const double* u, double* rhs,
+                                         double u0, double v0) {
+  boundary(faces, kRadiative, u, rhs, u0, v0);
+}
+
+} // namespace saguaro::runtime::cuda
+
+namespace saguaro::runtime::cuda {
+
+ArraySpace& device_space() { return CudaArraySpace::instance(); }
+
+} // namespace saguaro::runtime::cuda

@@ -1,0 +1,80 @@
+// The CUDA ArraySpace: arrays in device memory, the fixed operations as kernels of the support
+// module (support.cu), everything queued on the driver's one stream. Internal to runtime/.
+#pragma once
+
+#include "runtime/array_space.hpp"
+#include "runtime/cuda/driver.hpp"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace saguaro::runtime::cuda {
+
+class CudaArraySpace final : public ArraySpace {
+public:
+  // The process's space (its support module is compiled, or taken from the cache, and loaded
+  // on first use). Throws std::runtime_error when CUDA is not available.
+  static CudaArraySpace& instance();
+
+  const char* name() const override { return "cuda"; }
+  bool on_device() const override { return true; }
+
+  double* allocate(std::size_t n) override;
+  void release(double* array) override;
+  void to_host(double* host, const double* array, std::size_t n) override;
+  void from_host(double* array, const double* host, std::size_t n) override;
+  void synchronize() override;
+
+  void copy(double* y0, const double* y, std::size_t n) override;
+  void euler(double* y, const double* y0, const double* r, double c, std::size_t n) override;
+  void blend(double* y, const double* y0, const double* r, double a, double b, double dt,
+             std::size_t n) override;
+  void accumulate(double* acc, const double* r, double w, bool first, std::size_t n) override;
+  void rk4_final(double* y, const double* y0, const double* acc, const double* r, double c,
+                 std::size_t n) override;
+
+  void pack(const std::vector<const double*>& fields, const ArrayBox& box,
+            double* host_buffer) override;
+  void unpack(const std::vector<double*>& fields, const ArrayBox& box,
+              const double* host_buffer) override;
+
+  BoxSums reduce(const double* field, const ArrayBox& box) override;
+
+  void apply_flat(const OuterFaces& faces, double* field) override;
+  void apply_static_rhs(const OuterFaces& faces, double* rhs) override;
+  void apply_radiative_rhs(const OuterFaces& faces, const double* u, double* rhs, double u0,
+                           double v0) override;
+
+  // How the support module was obtained (for logs): compile_seconds, from_cache, key.
+  const CompiledModule& support_module() const { return support_; }
+
+  CudaArraySpace(const CudaArraySpace&) = delete;
+  CudaArraySpace& operator=(const CudaArraySpace&) = delete;
+
+private:
+  CudaArraySpace();
+  ~CudaArraySpace() override = default; // never destroyed: the process's space
+
+  // Launches `fn` over n points grid-stride (block kThreads).
+  void launch_1d(CUfunction fn, std::size_t n, void** params);
+  void launch(CUfunction fn, unsigned blocks, unsigned threads, void** params);
+  // A device buffer of at least `bytes`, kept between calls.
+  CUdeviceptr staging(std::size_t bytes);
+  void boundary(const OuterFaces& faces, int kind, const double* u, double* out, double u0,
+                double v0);
+
+  Driver& driver_;
+  CompiledModule support_;
+  CUmodule module_ = nullptr;
+  CUfunction copy_ = nullptr, euler_ = nullptr, blend_ = nullptr, accumulate_ = nullptr,
+             rk4_final_ = nullptr, pack_ = nullptr, unpack_ = nullptr, reduce_ = nullptr,
+             boundary_ = nullptr, layout_ = nullptr;
+  unsigned max_blocks_ = 1; // grid-stride launches: at most this many blocks
+  CUdeviceptr staging_ = 0;
+  std::size_t staging_bytes_ = 0;
+  CUdeviceptr partials_ = 0; // reduce: 5 doubles per block
+  std::vector<double> host_partials_;
+};
+
+} // namespace saguaro::runtime::cuda

@@ -1,0 +1,369 @@
+// The "cuda" backend: codegen::generate_cuda's translation unit compiled by NVRTC (cached on
+// disk), loaded into the process's context and launched on the driver's one stream, every
+// launch timed with a pair of CUDA events whose times are collected lazily (finished pairs at
+// each run(), all of them in kernel_timings()). Like the rest of the CUDA runtime it is meant to
+// be driven from one host thread.
+#include "codegen/cuda.hpp"
+#include "runtime/backends.hpp"
+#include "runtime/check.hpp"
+#include "runtime/cuda.hpp"
+#include "runtime/cuda/array_space.hpp"
+#include "runtime/cuda/driver.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+
+namespace saguaro::runtime {
+namespace cuda {
+namespace {
+
+// Up to this many launches wait for their timings; beyond it the oldest are waited for.
+constexpr std::size_t kMaxPendingTimings = 4096;
+// Kernels may use this much dynamic shared memory without opting in.
+constexpr std::size_t kDefaultSharedLimit = 48 * 1024;
+
+// A loaded module of generated kernels with their launch timings. Shared by the backend
+// (kernel_timings()) and the calculations compiled from it.
+class LoadedModule {
+public:
+  // `compiled` is the cubin of generated.source (unused when there are no kernels).
+  LoadedModule(codegen::CudaModule generated, const CompiledModule& compiled)
+      : generated_(std::move(generated)) {
+    if (generated_.kernels.empty()) return;
+    Driver& d = Driver::get();
+    SAGUARO_CU(d, cuModuleLoadData(&module_, compiled.cubin.data()));
+    for (const codegen::CudaKernel& k : generated_.kernels) {
+      CUfunction fn = nullptr;
+      SAGUARO_CU(d, cuModuleGetFunction(&fn, module_, k.name.c_str()));
+      if (k.shared_bytes > kDefaultSharedLimit) {
+        // A mapping whose tiles do not fit is the mapping's fault: say so in its words.
+        int optin = 0, fixed = 0;
+        SAGUARO_CU(d, cuDeviceGetAttribute(
+                          &optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, d.device()));
+        SAGUARO_CU(d, cuFuncGetAttribute(&fixed, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn));
+        if (k.shared_bytes + std::size_t(fixed) > std::size_t(optin))
+          throw std::runtime_error(
+              "kernel " + k.name + " (mapping " + k.mapping + ") needs " +
+              std::to_string((k.shared_bytes + fixed + 1023) / 1024) +
+              " KiB of shared memory per block, but this GPU allows " +
+              std::to_string(optin / 1024) +
+              " KiB: buffer fewer inputs in shared memory (b, p) or use a smaller block");
+        SAGUARO_CU(d, cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                         int(k.shared_bytes)));
+      }
+      functions_.push_back(fn);
+      KernelTiming t;
+      t.name = k.name;
+      t.mapping = k.mapping;
+      t.calculation = k.calculation;
+      t.shared_bytes = k.shared_bytes;
+      if (auto report = compiled.kernels.find(k.name); report != compiled.kernels.end()) {
+        const PtxasReport& r = report->second;
+        t.registers = r.registers;
+        t.spill_stores = r.spill_stores;
+        t.spill_loads = r.spill_loads;
+        t.stack_bytes = r.stack_bytes;
+        t.shared_bytes += std::size_t(std::max(0, r.shared_bytes));
+      }
+      timings_.push_back(std::move(t));
+    }
+  }
+
+  ~LoadedModule() {
+    // Errors are ignored here: at exit the driver may already be shut down.
+    if (!Driver::usable(nullptr)) return;
+    Driver& d = Driver::get();
+    d.api().cuStreamSynchronize(d.stream());
+    for (const Pending& p : pending_) {
+      d.api().cuEventDestroy(p.start);
+      d.api().cuEventDestroy(p.end);
+    }
+    for (CUevent e : pool_) d.api().cuEventDestroy(e);
+    if (module_ != nullptr) d.api().cuModuleUnload(module_);
+  }
+  LoadedModule(const LoadedModule&) = delete;
+  LoadedModule& operator=(const LoadedModule&) = delete;
+
+  const codegen::CudaModule& generated() const { return generated_; }
+  CUfunction function(std::size_t kernel) const { return functions_[kernel]; }
+
+  // Launches kernel `kernel` (an index into generated().kernels), timed.
+  void launch(std::size_t kernel, const std::array<unsigned, 3>& grid, void** params) {
+    Driver& d = Driver::get();
+    const codegen::CudaKernel& k = generated_.kernels[kernel];
+    CUevent start = event(), end = event();
+    SAGUARO_CU(d, cuEventRecord(start, d.stream()));
+    const CUresult launched = d.api().cuLaunchKernel(
+        functions_[kernel], grid[0], grid[1], grid[2], unsigned(k.block.tx), unsigned(k.block.tf),
+        1, unsigned(k.shared_bytes), d.stream(), params, nullptr);
+    if (launched != CUDA_SUCCESS) {
+      pool_.push_back(start);
+      pool_.push_back(end);
+      throw std::runtime_error(
+          "CUDA driver: launching " + k.name + " (" + k.mapping + ") with grid (" +
+          std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " +
+          std::to_string(grid[2]) + "), block (" + std::to_string(k.block.tx) + ", " +
+          std::to_string(k.block.tf) + ", 1) and " + std::to_string(k.shared_bytes) +
+          " bytes of dynamic shared memory failed: " + d.describe(launched));
+    }
+    SAGUARO_CU(d, cuEventRecord(end, d.stream()));
+    ++timings_[kernel].launches;
+    pending_.push_back({kernel, start, end});
+    collect(pending_.size() > kMaxPendingTimings);
+  }
+
+  // Moves the timings of finished launches into timings_; with `wait`, waits for the oldest
+  // one first (so that at least one is collected).
+  void collect(bool wait) {
+    Driver& d = Driver::get();
+    while (!pending_.empty()) {
+      Pending& p = pending_.front();
+      if (wait) {
+        SAGUARO_CU(d, cuEventSynchronize(p.end));
+        wait = false;
+      } else {
+        CUresult q = d.api().cuEventQuery(p.end);
+        if (q == CUDA_ERROR_NOT_READY) break;
+        d.check(q, "cuEventQuery(end)");
+      }
+      float ms = 0;
+      SAGUARO_CU(d, cuEventElapsedTime(&ms, p.start, p.end));
+      timings_[p.kernel].seconds.push_back(double(ms) * 1e-3);
+      pool_.push_back(p.start);
+      pool_.push_back(p.end);
+      pending_.pop_front();
+    }
+  }
+
+  // Every timing, waiting for launches still running.
+  std::vector<KernelTiming> timings() {
+    Driver& d = Driver::get();
+    if (!pending_.empty()) SAGUARO_CU(d, cuEventSynchronize(pending_.back().end));
+    collect(false);
+    return timings_;
+  }
+
+private:
+  struct Pending {
+    std::size_t kernel;
+    CUevent start, end;
+  };
+
+  CUevent event() {
+    if (!pool_.empty()) {
+      CUevent e = pool_.back();
+      pool_.pop_back();
+      return e;
+    }
+    Driver& d = Driver::get();
+    CUevent e = nullptr;
+    SAGUARO_CU(d, cuEventCreate(&e, CU_EVENT_DEFAULT));
+    return e;
+  }
+
+  codegen::CudaModule generated_;
+  CUmodule module_ = nullptr;
+  std::vector<CUfunction> functions_;
+  std::vector<KernelTiming> timings_; // per generated kernel
+  std::deque<Pending> pending_;
+  std::vector<CUevent> pool_;
+};
+
+class CudaCalculation final : public CompiledCalculation {
+public:
+  CudaCalculation(std::shared_ptr<LoadedModule> module, int calculation,
+                  detail::CallShape shape)
+      : module_(std::move(module)), shape_(std::move(shape)) {
+    const codegen::CudaModule& g = module_->generated();
+    for (std::size_t k = 0; k < g.kernels.size(); ++k)
+      if (g.kernels[k].calculation == calculation) kernels_.push_back(k);
+    if (std::size_t(calculation) < g.temporaries.size())
+      temporary_nodes_ = g.temporaries[std::size_t(calculation)];
+    // Per kernel, where each of its temporaries is in temporary_nodes_.
+    for (std::size_t k : kernels_) {
+      std::vector<std::size_t> slots;
+      for (calc::NodeId node : g.kernels[k].temporaries) {
+        auto at = std::find(temporary_nodes_.begin(), temporary_nodes_.end(), node);
+        if (at == temporary_nodes_.end()) {
+          temporary_nodes_.push_back(node); // not announced: give it a scratch array anyway
+          at = temporary_nodes_.end() - 1;
+        }
+        slots.push_back(std::size_t(at - temporary_nodes_.begin()));
+      }
+      temporary_slots_.push_back(std::move(slots));
+    }
+  }
+
+  ~CudaCalculation() override {
+    if (!Driver::usable(nullptr)) return;
+    try {
+      ArraySpace& space = CudaArraySpace::instance();
+      for (double* t : temporaries_) space.release(t);
+    } catch (...) {
+      // At exit the driver may be gone: nothing to free then.
+    }
+  }
+  CudaCalculation(const CudaCalculation&) = delete;
+  CudaCalculation& operator=(const CudaCalculation&) = delete;
+
+  void run(const KernelArgs& args) const override {
+    if (!detail::check_args(shape_, args)) return;
+    const codegen::CudaModule& g = module_->generated();
+    ensure_temporaries(args.alloc);
+
+    codegen::CudaGeometry geometry{};
+    for (int a = 0; a < 3; ++a) {
+      geometry.alloc[a] = args.alloc[a];
+      geometry.lo[a] = args.lo[a];
+      geometry.hi[a] = args.hi[a];
+      geometry.index_offset[a] = args.index_offset[a];
+      geometry.origin[a] = args.origin[a];
+      geometry.spacing[a] = args.spacing[a];
+    }
+    geometry.time = args.time;
+
+    std::vector<double*> pointers;
+    std::vector<double> parameters;
+    std::vector<void*> params;
+    for (std::size_t n = 0; n < kernels_.size(); ++n) {
+      const std::size_t index = kernels_[n];
+      const codegen::CudaKernel& k = g.kernels[index];
+      // launch_grid grows the region by the kernel's stage extents itself.
+      const std::array<unsigned, 3> grid = codegen::launch_grid(k, args.lo, args.hi);
+      if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) continue;
+
+      // The calling convention of codegen/cuda.hpp: fields, temporaries, geometry, parameters.
+      // The values live in vectors sized up front, so the addresses in params stay valid.
+      pointers.assign(k.fields.size() + k.temporaries.size(), nullptr);
+      parameters.assign(k.parameters.size(), 0.0);
+      params.clear();
+      for (std::size_t f = 0; f < k.fields.size(); ++f) {
+        const int gf = k.fields[f];
+        if (gf < 0 || std::size_t(gf) >= args.fields.size() || args.fields[gf] == nullptr)
+          throw std::invalid_argument("cuda backend: kernel " + k.name + " needs field " +
+                                      std::to_string(gf) + ", which is not given");
+        pointers[f] = args.fields[gf];
+        params.push_back(&pointers[f]);
+      }
+      for (std::size_t t = 0; t < k.temporaries.size(); ++t) {
+        pointers[k.fields.size() + t] = temporaries_[temporary_slots_[n][t]];
+        params.push_back(&pointers[k.fields.size() + t]);
+      }
+      params.push_back(&geometry);
+      for (std::size_t p = 0; p < k.parameters.size(); ++p) {
+        const int index_p = k.parameters[p];
+        if (index_p < 0 || std::size_t(index_p) >= args.parameters.size())
+          throw std::invalid_argument("cuda backend: kernel " + k.name + " needs parameter " +
+                                      std::to_string(index_p) + ", but " +
+                                      std::to_string(args.parameters.size()) + " are given");
+        parameters[p] = args.parameters[std::size_t(index_p)];
+        params.push_back(&parameters[p]);
+      }
+      module_->launch(index, grid, params.data());
+    }
+  }
+
+private:
+  // Scratch arrays for the temporaries, of the patch's size (made again when it changes).
+  void ensure_temporaries(const std::array<int, 3>& alloc) const {
+    if (temporary_nodes_.empty()) return;
+    const std::size_t volume = std::size_t(alloc[0]) * std::size_t(alloc[1]) * std::size_t(alloc[2]);
+    if (volume == temporaries_volume_ && temporaries_.size() == temporary_nodes_.size()) return;
+    ArraySpace& space = CudaArraySpace::instance();
+    for (double* t : temporaries_) space.release(t);
+    temporaries_.clear();
+    temporaries_volume_ = 0;
+    for (std::size_t t = 0; t < temporary_nodes_.size(); ++t)
+      temporaries_.push_back(space.allocate(volume));
+    temporaries_volume_ = volume;
+  }
+
+  std::shared_ptr<LoadedModule> module_;
+  detail::CallShape shape_;
+  std::vector<std::size_t> kernels_;                    // into module_->generated().kernels
+  std::vector<calc::NodeId> temporary_nodes_;           // the scratch arrays' nodes
+  std::vector<std::vector<std::size_t>> temporary_slots_; // per kernels_ entry
+  mutable std::vector<double*> temporaries_;            // device arrays, per temporary_nodes_
+  mutable std::size_t temporaries_volume_ = 0;
+};
+
+class CudaBackend final : public Backend {
+public:
+  explicit CudaBackend(BackendOptions options) : options_(std::move(options)) {
+    std::string why;
+    if (!available(&why)) throw std::runtime_error("the cuda backend cannot be used: " + why);
+    info_ = Driver::get().info();
+  }
+
+  std::string name() const override { return "cuda"; }
+
+  std::vector<std::unique_ptr<CompiledCalculation>>
+  compile(const calc::Program& program) override {
+    return compile(program, {});
+  }
+
+  std::vector<std::unique_ptr<CompiledCalculation>>
+  compile(const calc::Program& program, const std::vector<calc::Mapping>& mappings) override {
+    summary_.clear();
+    if (program.calculations.empty()) return {};
+    codegen::CudaModule generated = codegen::generate_cuda(program, mappings);
+    const std::size_t kernels = generated.kernels.size();
+    std::shared_ptr<LoadedModule> module;
+    if (kernels > 0) {
+      CompileOptions options;
+      if (!options_.cache_dir.empty())
+        options.cache_dir = (std::filesystem::path(options_.cache_dir) / "cuda").string();
+      options.verbose = options_.verbose;
+      const CompiledModule compiled = cuda::compile(generated.source, info_.arch(), options);
+      module = std::make_shared<LoadedModule>(std::move(generated), compiled);
+      modules_.push_back(module);
+      char line[256];
+      if (compiled.from_cache)
+        std::snprintf(line, sizeof line, "%zu kernel%s from the cache (no NVRTC compilation)",
+                      kernels, kernels == 1 ? "" : "s");
+      else
+        std::snprintf(line, sizeof line, "%zu kernel%s compiled by NVRTC %s for %s in %.2f s",
+                      kernels, kernels == 1 ? "" : "s", nvrtc_version().c_str(),
+                      info_.arch().c_str(), compiled.compile_seconds);
+      summary_ = line;
+    } else {
+      module = std::make_shared<LoadedModule>(std::move(generated), CompiledModule{});
+    }
+    std::vector<std::unique_ptr<CompiledCalculation>> out;
+    for (std::size_t c = 0; c < program.calculations.size(); ++c)
+      out.push_back(std::make_unique<CudaCalculation>(
+          module, int(c), detail::call_shape(program.calculations[c])));
+    return out;
+  }
+
+  ArraySpace& space() override { return CudaArraySpace::instance(); }
+  std::string compile_summary() const override { return summary_; }
+
+  std::vector<KernelTiming> kernel_timings() const override {
+    std::vector<KernelTiming> all;
+    for (const auto& m : modules_) {
+      std::vector<KernelTiming> t = m->timings();
+      all.insert(all.end(), t.begin(), t.end());
+    }
+    return all;
+  }
+
+private:
+  BackendOptions options_;
+  DeviceInfo info_;
+  std::string summary_;
+  std::vector<std::shared_ptr<LoadedModule>> modules_;
+};
+
+} // namespace
+} // namespace cuda
+
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options) {
+  return std::make_unique<cuda::CudaBackend>(options);
+}
+
+} // namespace saguaro::runtime

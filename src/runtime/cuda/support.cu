@@ -1,0 +1,186 @@
+// The CUDA support kernels of CudaArraySpace (array_space.cpp): the method of lines' updates,
+// ghost-exchange packing, reductions for norms and the outer boundary conditions.
+//
+// NVRTC compiles this file with the text of src/runtime/boundary_point.hpp prepended (it has
+// no include path) and with --fmad=false: no multiply-add is contracted, so every point gets
+// the same bits as the host loops (schedule/mol.cpp, host_space()), operation for operation.
+// Every kernel is extern "C" (its name is its symbol) and loops grid-stride over its points.
+
+typedef long long saguaro_index;
+
+#define SAGUARO_GRID_STRIDE(i, n)                                                                  \
+  for (saguaro_index i = saguaro_index(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);          \
+       i += saguaro_index(gridDim.x) * blockDim.x)
+
+// ---- the method of lines (schedule/mol.cpp) ----------------------------------------------------
+
+// y0 = y
+extern "C" __global__ void saguaro_copy(double* __restrict__ y0, const double* __restrict__ y,
+                                        saguaro_index n) {
+  SAGUARO_GRID_STRIDE(i, n) y0[i] = y[i];
+}
+
+// y = y0 + c r
+extern "C" __global__ void saguaro_euler(double* __restrict__ y, const double* __restrict__ y0,
+                                         const double* __restrict__ r, double c, saguaro_index n) {
+  SAGUARO_GRID_STRIDE(i, n) y[i] = y0[i] + c * r[i];
+}
+
+// y = a y0 + b (y + dt r)
+extern "C" __global__ void saguaro_blend(double* __restrict__ y, const double* __restrict__ y0,
+                                         const double* __restrict__ r, double a, double b,
+                                         double dt, saguaro_index n) {
+  SAGUARO_GRID_STRIDE(i, n) y[i] = a * y0[i] + b * (y[i] + dt * r[i]);
+}
+
+// acc = w r (first != 0) or acc += w r
+extern "C" __global__ void saguaro_accumulate(double* __restrict__ acc,
+                                              const double* __restrict__ r, double w, int first,
+                                              saguaro_index n) {
+  if (first) {
+    SAGUARO_GRID_STRIDE(i, n) acc[i] = w * r[i];
+  } else {
+    SAGUARO_GRID_STRIDE(i, n) acc[i] += w * r[i];
+  }
+}
+
+// y = y0 + c (acc + r)
+extern "C" __global__ void saguaro_rk4_final(double* __restrict__ y, const double* __restrict__ y0,
+                                             const double* __restrict__ acc,
+                                             const double* __restrict__ r, double c,
+                                             saguaro_index n) {
+  SAGUARO_GRID_STRIDE(i, n) y[i] = y0[i] + c * (acc[i] + r[i]);
+}
+
+// ---- boxes: ghost-exchange staging and reductions ----------------------------------------------
+
+// A box [lo, hi) of arrays of `alloc` points per axis (x fastest). Mirrors SupportBox in
+// array_space.cpp.
+struct SaguaroBox {
+  int alloc[3];
+  int lo[3];
+  int hi[3];
+};
+
+// Up to this many fields per pack/unpack launch (passed by value). Mirrors kPackFields.
+#define SAGUARO_PACK_FIELDS 32
+struct SaguaroFieldTable {
+  double* p[SAGUARO_PACK_FIELDS];
+};
+
+__device__ inline saguaro_index saguaro_box_offset(const SaguaroBox& b, saguaro_index r) {
+  const saguaro_index nx = b.hi[0] - b.lo[0], ny = b.hi[1] - b.lo[1];
+  const saguaro_index i = r % nx, j = (r / nx) % ny, k = r / (nx * ny);
+  return ((k + b.lo[2]) * b.alloc[1] + (j + b.lo[1])) * saguaro_index(b.alloc[0]) + i + b.lo[0];
+}
+
+// buffer[f * volume + point] = fields[f][point of the box], f < count, x fastest.
+extern "C" __global__ void saguaro_pack(SaguaroFieldTable fields, int count, SaguaroBox box,
+                                        double* __restrict__ buffer) {
+  const saguaro_index volume = saguaro_index(box.hi[0] - box.lo[0]) * (box.hi[1] - box.lo[1]) *
+                               (box.hi[2] - box.lo[2]);
+  SAGUARO_GRID_STRIDE(t, volume * count) {
+    const saguaro_index f = t / volume;
+    buffer[t] = fields.p[f][saguaro_box_offset(box, t - f * volume)];
+  }
+}
+
+// The reverse of saguaro_pack.
+extern "C" __global__ void saguaro_unpack(SaguaroFieldTable fields, int count, SaguaroBox box,
+                                          const double* __restrict__ buffer) {
+  const saguaro_index volume = saguaro_index(box.hi[0] - box.lo[0]) * (box.hi[1] - box.lo[1]) *
+                               (box.hi[2] - box.lo[2]);
+  SAGUARO_GRID_STRIDE(t, volume * count) {
+    const saguaro_index f = t / volume;
+    fields.p[f][saguaro_box_offset(box, t - f * volume)] = buffer[t];
+  }
+}
+
+// Launched with SAGUARO_REDUCE_THREADS threads per block (mirrors kReduceThreads); block b
+// writes partials[5 b + 0..4] = min, max, max |u|, sum |u|, sum u^2 over its points (a block
+// without points writes +inf, -inf, 0, 0, 0). The host combines the blocks.
+#define SAGUARO_REDUCE_THREADS 256
+extern "C" __global__ void __launch_bounds__(SAGUARO_REDUCE_THREADS)
+    saguaro_reduce(const double* __restrict__ u, SaguaroBox box, double* __restrict__ partials) {
+  const saguaro_index volume = saguaro_index(box.hi[0] - box.lo[0]) * (box.hi[1] - box.lo[1]) *
+                               (box.hi[2] - box.lo[2]);
+  double mn = __longlong_as_double(0x7ff0000000000000ll);  // +inf
+  double mx = __longlong_as_double(0xfff0000000000000ull); // -inf
+  double mabs = 0, sabs = 0, ssq = 0;
+  SAGUARO_GRID_STRIDE(t, volume) {
+    const double v = u[saguaro_box_offset(box, t)];
+    const double a = fabs(v);
+    mn = v < mn ? v : mn;
+    mx = v > mx ? v : mx;
+    mabs = a > mabs ? a : mabs;
+    sabs += a;
+    ssq += v * v;
+  }
+  __shared__ double s[5][SAGUARO_REDUCE_THREADS];
+  const unsigned t = threadIdx.x;
+  s[0][t] = mn;
+  s[1][t] = mx;
+  s[2][t] = mabs;
+  s[3][t] = sabs;
+  s[4][t] = ssq;
+  __syncthreads();
+  for (unsigned half = SAGUARO_REDUCE_THREADS / 2; half > 0; half /= 2) {
+    if (t < half) {
+      const unsigned o = t + half;
+      s[0][t] = s[0][o] < s[0][t] ? s[0][o] : s[0][t];
+      s[1][t] = s[1][o] > s[1][t] ? s[1][o] : s[1][t];
+      s[2][t] = s[2][o] > s[2][t] ? s[2][o] : s[2][t];
+      s[3][t] += s[3][o];
+      s[4][t] += s[4][o];
+    }
+    __syncthreads();
+  }
+  if (t < 5) partials[5 * saguaro_index(blockIdx.x) + t] = s[t][0];
+}
+
+// ---- outer boundaries (boundary_point.hpp) -----------------------------------------------------
+
+// One launch per outer face (axis, side): the face's ghost layers over the whole allocated
+// extent of the other axes. A point of several outer layers is set by the first axis it
+// belongs to (and by the lower side where the two sides of one axis overlap), so no point is
+// written twice. kind: 0 flat (field[p] = field[flat_source(p)]; the source is never in an
+// outer layer), 1 static (rhs = 0), 2 radiative (rhs = radiative_rhs(u)).
+extern "C" __global__ void saguaro_boundary(saguaro::runtime::OuterFaces f, int axis, int side,
+                                            int kind, const double* u, double* out, double u0,
+                                            double v0) {
+  namespace bp = saguaro::runtime::boundary;
+  int extent[3] = {f.alloc[0], f.alloc[1], f.alloc[2]};
+  int base[3] = {0, 0, 0};
+  const int g = f.ghost < f.alloc[axis] ? f.ghost : f.alloc[axis];
+  extent[axis] = g;
+  base[axis] = side == 0 ? 0 : f.alloc[axis] - g;
+  const saguaro_index volume = saguaro_index(extent[0]) * extent[1] * extent[2];
+  SAGUARO_GRID_STRIDE(t, volume) {
+    int q[3];
+    q[0] = int(t % extent[0]) + base[0];
+    q[1] = int((t / extent[0]) % extent[1]) + base[1];
+    q[2] = int(t / (saguaro_index(extent[0]) * extent[1])) + base[2];
+    if (bp::outer_side(f, axis, q[axis]) != side) continue;
+    bool earlier = false;
+    for (int b = 0; b < axis; ++b) earlier = earlier || bp::outer_side(f, b, q[b]) >= 0;
+    if (earlier) continue;
+    const long long at = bp::linear(f, q[0], q[1], q[2]);
+    if (kind == 0)
+      out[at] = out[bp::flat_source(f, q[0], q[1], q[2])];
+    else if (kind == 1)
+      out[at] = 0.0;
+    else
+      out[at] = bp::radiative_rhs(f, u, q[0], q[1], q[2], u0, v0);
+  }
+}
+
+// The layout of OuterFaces as this compiler sees it, checked once against the host's.
+extern "C" __global__ void saguaro_outer_faces_layout(int* out) {
+  saguaro::runtime::OuterFaces f;
+  const char* base = reinterpret_cast<const char*>(&f);
+  out[0] = int(sizeof(f));
+  out[1] = int(reinterpret_cast<const char*>(&f.outer) - base);
+  out[2] = int(reinterpret_cast<const char*>(&f.origin) - base);
+  out[3] = int(reinterpret_cast<const char*>(&f.index_offset) - base);
+  out[4] = int(reinterpret_cast<const char*>(&f.spacing) - base);
+}

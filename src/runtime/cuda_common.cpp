@@ -1,0 +1,98 @@
+// The parts of the CUDA backend's public face that need no CUDA, compiled in every build: the
+// ptxas log parser and DeviceInfo::arch().
+#include "runtime/cuda.hpp"
+
+#include <cctype>
+#include <cstdlib>
+#include <sstream>
+
+namespace saguaro::runtime::cuda {
+namespace {
+
+// Leading integer of `s` after position `pos` (skipping blanks); -1 when there is none.
+long number_at(const std::string& s, std::size_t pos) {
+  while (pos < s.size() && std::isspace(static_cast<unsigned char>(s[pos]))) ++pos;
+  if (pos >= s.size() || !std::isdigit(static_cast<unsigned char>(s[pos]))) return -1;
+  return std::strtol(s.c_str() + pos, nullptr, 10);
+}
+
+// The integer right before `word` in `piece` ("2048 bytes smem" -> 2048 for "bytes smem").
+long number_before(const std::string& piece, const std::string& word) {
+  std::size_t at = piece.find(word);
+  if (at == std::string::npos) return -1;
+  std::size_t end = at;
+  while (end > 0 && std::isspace(static_cast<unsigned char>(piece[end - 1]))) --end;
+  std::size_t begin = end;
+  while (begin > 0 && std::isdigit(static_cast<unsigned char>(piece[begin - 1]))) --begin;
+  if (begin == end) return -1;
+  return std::strtol(piece.c_str() + begin, nullptr, 10);
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  std::size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return s.substr(i);
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t comma = s.find(',', start);
+    out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+} // namespace
+
+std::string DeviceInfo::arch() const {
+  return "sm_" + std::to_string(cc_major) + std::to_string(cc_minor);
+}
+
+std::map<std::string, PtxasReport> parse_ptxas_log(const std::string& log) {
+  std::map<std::string, PtxasReport> reports;
+  PtxasReport* current = nullptr;
+  std::istringstream in(log);
+  std::string line;
+  const std::string entry = "Compiling entry function '", properties = "Function properties for ";
+  while (std::getline(in, line)) {
+    if (std::size_t at = line.find(entry); at != std::string::npos) {
+      std::size_t begin = at + entry.size(), end = line.find('\'', begin);
+      if (end == std::string::npos) continue;
+      current = &reports[line.substr(begin, end - begin)];
+      continue;
+    }
+    if (std::size_t at = line.find(properties); at != std::string::npos) {
+      std::string name = trim(line.substr(at + properties.size()));
+      current = name.empty() ? nullptr : &reports[name];
+      continue;
+    }
+    if (current == nullptr) continue;
+    if (line.find("bytes stack frame") != std::string::npos) {
+      for (const std::string& piece : split_commas(line)) {
+        if (long v = number_before(piece, "bytes stack frame"); v >= 0) current->stack_bytes = int(v);
+        if (long v = number_before(piece, "bytes spill stores"); v >= 0) current->spill_stores = int(v);
+        if (long v = number_before(piece, "bytes spill loads"); v >= 0) current->spill_loads = int(v);
+      }
+      continue;
+    }
+    if (std::size_t at = line.find("Used "); at != std::string::npos &&
+                                             line.find("registers", at) != std::string::npos) {
+      long regs = number_at(line, at + 5);
+      if (regs >= 0) current->registers = int(regs);
+      current->constant_bytes = 0;
+      for (const std::string& piece : split_commas(line.substr(at))) {
+        if (long v = number_before(piece, "barriers"); v >= 0) current->barriers = int(v);
+        if (long v = number_before(piece, "bytes smem"); v >= 0) current->shared_bytes = int(v);
+        if (long v = number_before(piece, "bytes cmem"); v >= 0) current->constant_bytes += int(v);
+      }
+    }
+  }
+  return reports;
+}
+
+} // namespace saguaro::runtime::cuda

@@ -1,0 +1,245 @@
+// The host memory space: arrays are plain host memory, the operations OpenMP loops.
+//
+// The method of lines' updates are the loops schedule/mol.cpp had (the same expressions, so a
+// run is bit for bit what it was); the boundary conditions are the pointwise functions of
+// boundary_point.hpp that the CUDA kernels use as well, looped over each outer face slab.
+#include "runtime/array_space.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <limits>
+#include <new>
+
+// The update loops are plain, dependence-free and vectorizable; with OpenMP they are also
+// shared among threads when the arrays are large enough to pay for it.
+#if defined(_OPENMP)
+#define SAGUARO_MOL_LOOP _Pragma("omp parallel for simd schedule(static) if (n > 32768)")
+#else
+#define SAGUARO_MOL_LOOP
+#endif
+
+namespace saguaro::runtime {
+
+std::size_t ArrayBox::volume() const {
+  std::size_t v = 1;
+  for (int a = 0; a < 3; ++a) v *= static_cast<std::size_t>(std::max(0, hi[a] - lo[a]));
+  return v;
+}
+
+namespace {
+
+using Index = std::ptrdiff_t;
+
+// ---------------------------------------------------------------------------------------------
+// The method of lines' updates (see schedule/mol.cpp)
+
+// y0 = y
+void copy_loop(double* __restrict y0, const double* __restrict y, Index n) {
+  SAGUARO_MOL_LOOP
+  for (Index i = 0; i < n; ++i) y0[i] = y[i];
+}
+
+// y = y0 + c r
+void euler_loop(double* __restrict y, const double* __restrict y0, const double* __restrict r,
+                double c, Index n) {
+  SAGUARO_MOL_LOOP
+  for (Index i = 0; i < n; ++i) y[i] = y0[i] + c * r[i];
+}
+
+// y = a y0 + b (y + dt r)
+void blend_loop(double* __restrict y, const double* __restrict y0, const double* __restrict r,
+                double a, double b, double dt, Index n) {
+  SAGUARO_MOL_LOOP
+  for (Index i = 0; i < n; ++i) y[i] = a * y0[i] + b * (y[i] + dt * r[i]);
+}
+
+// acc = w r (the first stage), or acc += w r
+void accumulate_loop(double* __restrict acc, const double* __restrict r, double w, bool first,
+                     Index n) {
+  if (first) {
+    SAGUARO_MOL_LOOP
+    for (Index i = 0; i < n; ++i) acc[i] = w * r[i];
+  } else {
+    SAGUARO_MOL_LOOP
+    for (Index i = 0; i < n; ++i) acc[i] += w * r[i];
+  }
+}
+
+// y = y0 + c (acc + r)
+void rk4_final_loop(double* __restrict y, const double* __restrict y0, const double* __restrict acc,
+                    const double* __restrict r, double c, Index n) {
+  SAGUARO_MOL_LOOP
+  for (Index i = 0; i < n; ++i) y[i] = y0[i] + c * (acc[i] + r[i]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Boxes and outer face slabs
+
+std::size_t offset(const std::array<int, 3>& alloc, int i, int j, int k) {
+  return (static_cast<std::size_t>(k) * static_cast<std::size_t>(alloc[1]) +
+          static_cast<std::size_t>(j)) *
+             static_cast<std::size_t>(alloc[0]) +
+         static_cast<std::size_t>(i);
+}
+
+// Calls fn(i, j, k) (local indices) for every point of every outer face slab of `f`: the
+// ghost layers of that face over the whole allocated extent of the other axes, axis by
+// axis. A point in several outer slabs (an edge or a corner) is visited once, in the pass
+// of the first axis it belongs to.
+template <class Fn>
+void for_outer_points(const OuterFaces& f, Fn&& fn) {
+  if (f.ghost <= 0) return;
+  for (int a = 0; a < 3; ++a)
+    for (int s = 0; s < 2; ++s) {
+      if (!f.outer[a][s]) continue;
+      int lo[3] = {0, 0, 0}, hi[3] = {f.alloc[0], f.alloc[1], f.alloc[2]};
+      lo[a] = s == 0 ? 0 : f.alloc[a] - f.ghost;
+      hi[a] = s == 0 ? f.ghost : f.alloc[a];
+      // The axes before a: points in their outer layers belong to their passes.
+      auto earlier = [&](const int q[3]) {
+        for (int b = 0; b < a; ++b)
+          if (boundary::outer_side(f, b, q[b]) >= 0) return true;
+        return false;
+      };
+      const long long points =
+          static_cast<long long>(hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
+      (void)points; // without OpenMP
+#if defined(_OPENMP)
+#pragma omp parallel for collapse(2) schedule(static) if (points > 32768)
+#endif
+      for (int k = lo[2]; k < hi[2]; ++k)
+        for (int j = lo[1]; j < hi[1]; ++j)
+          for (int i = lo[0]; i < hi[0]; ++i) {
+            const int q[3] = {i, j, k};
+            if (a > 0 && earlier(q)) continue;
+            fn(i, j, k);
+          }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+class HostArraySpace final : public ArraySpace {
+public:
+  const char* name() const override { return "host"; }
+  bool on_device() const override { return false; }
+
+  double* allocate(std::size_t n) override {
+    if (n == 0) n = 1; // a distinct, releasable pointer also for an empty patch
+    // 64-byte aligned for the vector loops; value-initialised: zeroed.
+    return new (std::align_val_t(64)) double[n]();
+  }
+  void release(double* array) override {
+    if (array != nullptr) ::operator delete[](array, std::align_val_t(64));
+  }
+
+  void to_host(double* host, const double* array, std::size_t n) override {
+    if (n > 0 && host != array) std::memcpy(host, array, sizeof(double) * n);
+  }
+  void from_host(double* array, const double* host, std::size_t n) override {
+    if (n > 0 && host != array) std::memcpy(array, host, sizeof(double) * n);
+  }
+  void synchronize() override {}
+
+  void copy(double* y0, const double* y, std::size_t n) override {
+    copy_loop(y0, y, static_cast<Index>(n));
+  }
+  void euler(double* y, const double* y0, const double* r, double c, std::size_t n) override {
+    euler_loop(y, y0, r, c, static_cast<Index>(n));
+  }
+  void blend(double* y, const double* y0, const double* r, double a, double b, double dt,
+             std::size_t n) override {
+    blend_loop(y, y0, r, a, b, dt, static_cast<Index>(n));
+  }
+  void accumulate(double* acc, const double* r, double w, bool first, std::size_t n) override {
+    accumulate_loop(acc, r, w, first, static_cast<Index>(n));
+  }
+  void rk4_final(double* y, const double* y0, const double* acc, const double* r, double c,
+                 std::size_t n) override {
+    rk4_final_loop(y, y0, acc, r, c, static_cast<Index>(n));
+  }
+
+  void pack(const std::vector<const double*>& fields, const ArrayBox& box,
+            double* host_buffer) override {
+    if (box.volume() == 0) return;
+    const std::size_t row = static_cast<std::size_t>(box.hi[0] - box.lo[0]);
+    double* buf = host_buffer;
+    for (const double* f : fields)
+      for (int k = box.lo[2]; k < box.hi[2]; ++k)
+        for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+          std::memcpy(buf, f + offset(box.alloc, box.lo[0], j, k), sizeof(double) * row);
+          buf += row;
+        }
+  }
+  void unpack(const std::vector<double*>& fields, const ArrayBox& box,
+              const double* host_buffer) override {
+    if (box.volume() == 0) return;
+    const std::size_t row = static_cast<std::size_t>(box.hi[0] - box.lo[0]);
+    const double* buf = host_buffer;
+    for (double* f : fields)
+      for (int k = box.lo[2]; k < box.hi[2]; ++k)
+        for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+          std::memcpy(f + offset(box.alloc, box.lo[0], j, k), buf, sizeof(double) * row);
+          buf += row;
+        }
+  }
+
+  BoxSums reduce(const double* field, const ArrayBox& box) override {
+    double mn = std::numeric_limits<double>::infinity();
+    double mx = -std::numeric_limits<double>::infinity();
+    double linf = 0;
+    // Long double sums per rank keep the result (nearly) independent of the decomposition.
+    long double sum_abs = 0.0L, sum_sq = 0.0L;
+    const Index n = box.hi[0] - box.lo[0];
+    if (box.volume() > 0)
+      for (int k = box.lo[2]; k < box.hi[2]; ++k)
+        for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+          const double* row = field + offset(box.alloc, box.lo[0], j, k);
+          for (Index i = 0; i < n; ++i) {
+            const double v = row[i];
+            mn = std::min(mn, v);
+            mx = std::max(mx, v);
+            linf = std::max(linf, std::fabs(v));
+            sum_abs += std::fabs(static_cast<long double>(v));
+            sum_sq += static_cast<long double>(v) * static_cast<long double>(v);
+          }
+        }
+    BoxSums s;
+    s.min = mn;
+    s.max = mx;
+    s.max_abs = linf;
+    s.sum_abs = sum_abs;
+    s.sum_sq = sum_sq;
+    s.count = static_cast<long long>(box.volume());
+    return s;
+  }
+
+  void apply_flat(const OuterFaces& faces, double* field) override {
+    // The source of an outer point is never itself in an outer layer, so the order of the
+    // points does not matter.
+    for_outer_points(faces, [&](int i, int j, int k) {
+      field[boundary::linear(faces, i, j, k)] = field[boundary::flat_source(faces, i, j, k)];
+    });
+  }
+  void apply_static_rhs(const OuterFaces& faces, double* rhs) override {
+    for_outer_points(faces,
+                     [&](int i, int j, int k) { rhs[boundary::linear(faces, i, j, k)] = 0.0; });
+  }
+  void apply_radiative_rhs(const OuterFaces& faces, const double* u, double* rhs, double u0,
+                           double v0) override {
+    for_outer_points(faces, [&](int i, int j, int k) {
+      rhs[boundary::linear(faces, i, j, k)] = boundary::radiative_rhs(faces, u, i, j, k, u0, v0);
+    });
+  }
+};
+
+} // namespace
+
+ArraySpace& host_space() {
+  static HostArraySpace space;
+  return space;
+}
+
+} // namespace saguaro::runtime

@@ -1,0 +1,118 @@
+// Runs generated CUDA kernels on the CPU, for tests on machines without a GPU.
+//
+// The generated translation unit is compiled by the host compiler with a small shim in
+// front: blockIdx is a global (blocks run one after the other), threadIdx is thread_local
+// (a block's threads are real std::threads, so every thread of a block is live at once),
+// __syncthreads() is a std::barrier over the block, dynamic shared memory is one global
+// array used by the running block. Threads that return early drop out of the barrier, as
+// exited threads do on the GPU. The arithmetic is the host's; the point is the indexing,
+// the buffering strategies and the barriers, which it checks exactly.
+#pragma once
+
+#include "codegen/cuda.hpp"
+
+#include <array>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace saguaro::test {
+
+inline const char* kEmulatorShim = R"(// Saguaro's CUDA-on-CPU test shim.
+#include <algorithm>
+#include <barrier>
+#include <cmath>
+#include <functional>
+#include <thread>
+#include <vector>
+struct saguaro_emu_dim3 { unsigned x = 0, y = 0, z = 0; };
+thread_local saguaro_emu_dim3 threadIdx;
+saguaro_emu_dim3 blockIdx;
+std::barrier<>* saguaro_emu_barrier = nullptr;
+double saguaro_smem[1 << 17];
+inline void __syncthreads() { saguaro_emu_barrier->arrive_and_wait(); }
+inline double __ldg(const double* p) { return *p; }
+using std::max;
+using std::min;
+#define __global__
+#define __device__
+#define __launch_bounds__(n)
+#define __shared__
+static void saguaro_emu_run(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                            const std::function<void()>& body) {
+  for (unsigned z = 0; z < gz; ++z)
+    for (unsigned y = 0; y < gy; ++y)
+      for (unsigned x = 0; x < gx; ++x) {
+        blockIdx = {x, y, z};
+        std::barrier<> bar(bx * by);
+        saguaro_emu_barrier = &bar;
+        std::vector<std::thread> threads;
+        for (unsigned ty = 0; ty < by; ++ty)
+          for (unsigned tx = 0; tx < bx; ++tx)
+            threads.emplace_back([&, tx, ty] {
+              threadIdx = {tx, ty, 0};
+              body();
+              bar.arrive_and_drop();
+            });
+        for (auto& t : threads) t.join();
+      }
+}
+)";
+
+class CudaEmulator {
+public:
+  // Compiles `module` with the host compiler into a shared object under `dir`.
+  CudaEmulator(const codegen::CudaModule& module, const std::string& dir) {
+    std::ostringstream src;
+    src << kEmulatorShim << "\n" << module.source << "\n";
+    for (const codegen::CudaKernel& k : module.kernels) {
+      src << "extern \"C\" void emu_" << k.name
+          << "(void** a, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by) {\n"
+          << "  saguaro_emu_run(gx, gy, gz, bx, by, [&] {\n    " << k.name << "(";
+      std::size_t n = 0;
+      for (std::size_t f = 0; f < k.fields.size(); ++f, ++n) src << "*(double**)a[" << n << "], ";
+      for (std::size_t t = 0; t < k.temporaries.size(); ++t, ++n)
+        src << "*(double**)a[" << n << "], ";
+      src << "*(const saguaro_cuda_geometry*)a[" << n++ << "]";
+      for (std::size_t p = 0; p < k.parameters.size(); ++p, ++n)
+        src << ", *(const double*)a[" << n << "]";
+      src << ");\n  });\n}\n";
+    }
+    std::filesystem::create_directories(dir);
+    static int counter = 0;
+    std::string base = dir + "/emulated_" + std::to_string(counter++);
+    std::ofstream(base + ".cpp") << src.str();
+    std::string cmd = "c++ -std=c++20 -O1 -fPIC -shared -pthread -w -o " + base + ".so " + base +
+                      ".cpp 2> " + base + ".log";
+    if (std::system(cmd.c_str()) != 0) {
+      std::ifstream log(base + ".log");
+      std::stringstream text;
+      text << log.rdbuf();
+      throw std::runtime_error("emulator: the host compiler rejected " + base + ".cpp:\n" +
+                               text.str().substr(0, 4000));
+    }
+    handle_ = dlopen((base + ".so").c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle_) throw std::runtime_error(std::string("emulator: dlopen: ") + dlerror());
+  }
+  ~CudaEmulator() {
+    if (handle_) dlclose(handle_);
+  }
+  CudaEmulator(const CudaEmulator&) = delete;
+  CudaEmulator& operator=(const CudaEmulator&) = delete;
+
+  void launch(const codegen::CudaKernel& k, const std::array<unsigned, 3>& grid, void** args) {
+    using Fn = void (*)(void**, unsigned, unsigned, unsigned, unsigned, unsigned);
+    auto fn = reinterpret_cast<Fn>(dlsym(handle_, ("emu_" + k.name).c_str()));
+    if (!fn) throw std::runtime_error("emulator: no kernel " + k.name);
+    fn(args, grid[0], grid[1], grid[2], unsigned(k.block.tx), unsigned(k.block.tf));
+  }
+
+private:
+  void* handle_ = nullptr;
+};
+
+} // namespace saguaro::test

@@ -1,0 +1,881 @@
+// The CUDA runtime (runtime/cuda.hpp): the ptxas report parser, NVRTC compilation with its disk
+// cache and error path, and driver detection; these run everywhere the build has CUDA (NVRTC
+// needs no GPU). Then, on a machine with a GPU only (skipped elsewhere, saying why): every
+// operation of the device ArraySpace against host_space() on random data, and the "cuda"
+// backend against the interpreter.
+//
+// Exactness: copies, packing and boundaries are compared bit for bit. The method of lines'
+// updates too: the support module is compiled with --fmad=false, so the GPU evaluates the very
+// expressions of the host loops without contracting them into fused multiply-adds. Reductions
+// sum in another order (per-block partials), so their sums agree to 1e-14 relative; min, max
+// and max |u| exactly.
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "calc/lower.hpp"
+#include "calc/mapping.hpp"
+#include "codegen/cuda.hpp"
+#include "runtime/array_space.hpp"
+#include "runtime/backends.hpp"
+#include "runtime/cuda.hpp"
+#include "runtime_support.hpp"
+// unit/support.hpp names the saguaro executable, which this suite does not build or run.
+#ifndef SAGUARO_EXE
+#define SAGUARO_EXE "saguaro"
+#endif
+#include "unit/support.hpp"
+
+namespace saguaro::test {
+namespace {
+
+namespace fs = std::filesystem;
+namespace cuda = runtime::cuda;
+using ::testing::HasSubstr;
+using runtime::ArrayBox;
+using runtime::ArraySpace;
+using runtime::BoxSums;
+using runtime::OuterFaces;
+
+// The CUDA tests need the build's CUDA backend; the GPU tests a GPU as well.
+#define SAGUARO_REQUIRE_CUDA_BUILD()                                                               \
+  do {                                                                                             \
+    if (!cuda::built_with_cuda()) GTEST_SKIP() << "this build has no CUDA (SAGUARO_WITH_CUDA)";    \
+  } while (0)
+
+std::string why_no_gpu() {
+  std::string why;
+  if (cuda::available(&why)) return "";
+  return why.empty() ? "no reason given" : why;
+}
+
+#define SAGUARO_REQUIRE_GPU()                                                                      \
+  do {                                                                                             \
+    const std::string why = why_no_gpu();                                                          \
+    if (!why.empty()) GTEST_SKIP() << "no GPU can be used here: " << why;                          \
+  } while (0)
+
+// A real ptxas report (NVRTC 13.0, -arch=sm_90 -Xptxas=-v), kernels in the order ptxas gives.
+const char* const kNvrtcLog =
+    "ptxas info    : 0 bytes gmem\n"
+    "ptxas info    : Compiling entry function 'geo' for 'sm_90'\n"
+    "ptxas info    : Function properties for geo\n"
+    "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+    "ptxas info    : Used 10 registers, used 0 barriers\n"
+    "ptxas info    : Compile time = 10.281 ms\n"
+    "ptxas info    : Compiling entry function 'big' for 'sm_90'\n"
+    "ptxas info    : Function properties for big\n"
+    "ptxas         .     512 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+    "ptxas info    : Used 32 registers, used 0 barriers, 512 bytes cumulative stack size\n"
+    "ptxas info    : Compile time = 29.195 ms\n"
+    "ptxas info    : Compiling entry function '_Z7mangledPdPKd' for 'sm_90'\n"
+    "ptxas info    : Function properties for _Z7mangledPdPKd\n"
+    "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+    "ptxas info    : Used 14 registers, used 1 barriers, 2048 bytes smem\n"
+    "ptxas info    : Compile time = 2.464 ms\n"
+    "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+    "ptxas info    : Function properties for k\n"
+    "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+    "ptxas info    : Used 8 registers, used 0 barriers\n"
+    "ptxas info    : Compile time = 1.702 ms\n";
+
+// Kernels of known resource use (a shared-memory one with a barrier; one that spills when its
+// registers are capped), extern "C" so their names are their symbols.
+const char* const kSmallKernels = R"(
+extern "C" __global__ void saguaro_test_scale(double* a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) a[i] *= 2;
+}
+extern "C" __global__ void saguaro_test_reverse(double* a, const double* b) {
+  __shared__ double s[256];
+  s[threadIdx.x] = b[threadIdx.x];
+  __syncthreads();
+  a[threadIdx.x] = s[255 - threadIdx.x];
+}
+)";
+
+std::size_t count_files(const fs::path& dir, const std::string& prefix, const std::string& ext) {
+  std::size_t n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (e.path().extension() == ext && name.rfind(prefix, 0) == 0) ++n;
+  }
+  return n;
+}
+
+// ============================================================== build and detection
+
+TEST(CudaBuild, MatchesTheBuildOption) {
+#if defined(SAGUARO_WITH_CUDA)
+  EXPECT_TRUE(cuda::built_with_cuda());
+#else
+  EXPECT_FALSE(cuda::built_with_cuda());
+  std::string why;
+  EXPECT_FALSE(cuda::available(&why));
+  EXPECT_THAT(why, HasSubstr("SAGUARO_WITH_CUDA"));
+  EXPECT_THROW(cuda::compile("", "sm_90"), std::runtime_error);
+#endif
+}
+
+// available() answers, never throws, and agrees with device_info() and make_backend("cuda").
+// On a machine without a GPU (the CI machines: no libcuda.so.1) it is false with a reason.
+TEST(CudaAvailability, AnswersWithoutThrowingAndAgreesWithTheBackend) {
+  std::string why;
+  bool available = false;
+  EXPECT_NO_THROW(available = cuda::available(&why));
+  EXPECT_EQ(cuda::available(nullptr), available) << "the answer is found once and kept";
+  std::printf("[ info ] CUDA available: %s%s\n", available ? "yes" : "no, ",
+              available ? "" : why.c_str());
+  if (available) {
+    const cuda::DeviceInfo info = cuda::device_info();
+    EXPECT_FALSE(info.name.empty());
+    EXPECT_GT(info.multiprocessors, 0);
+    EXPECT_GT(info.memory_bytes, 0u);
+    EXPECT_GE(info.driver_version, 12000);
+    EXPECT_EQ(info.arch().rfind("sm_", 0), 0u) << info.arch();
+    std::printf("[ info ] device %d: %s, %s, %d SMs, %.1f GiB, driver %d\n", info.ordinal,
+                info.name.c_str(), info.arch().c_str(), info.multiprocessors,
+                double(info.memory_bytes) / (1 << 30), info.driver_version);
+    EXPECT_EQ(runtime::make_backend("cuda", {})->name(), "cuda");
+  } else {
+    EXPECT_FALSE(why.empty());
+    EXPECT_THROW(cuda::device_info(), std::runtime_error);
+    EXPECT_THROW(cuda::device_space(), std::runtime_error);
+    try {
+      runtime::make_backend("cuda", {});
+      ADD_FAILURE() << "make_backend(\"cuda\") did not throw without a GPU";
+    } catch (const std::runtime_error& e) {
+      EXPECT_THAT(e.what(), HasSubstr(why)) << "the reason is passed on";
+    }
+  }
+}
+
+TEST(CudaAvailability, DeviceInfoArch) {
+  cuda::DeviceInfo info;
+  info.cc_major = 9;
+  info.cc_minor = 0;
+  EXPECT_EQ(info.arch(), "sm_90");
+  info.cc_major = 12;
+  info.cc_minor = 1;
+  EXPECT_EQ(info.arch(), "sm_121");
+}
+
+// ============================================================== the ptxas report
+
+TEST(PtxasLog, ParsesARealNvrtcLog) {
+  const auto r = cuda::parse_ptxas_log(kNvrtcLog);
+  ASSERT_EQ(r.size(), 4u);
+  ASSERT_TRUE(r.count("geo") && r.count("big") && r.count("_Z7mangledPdPKd") && r.count("k"));
+  EXPECT_EQ(r.at("geo").registers, 10);
+  EXPECT_EQ(r.at("k").registers, 8);
+  EXPECT_EQ(r.at("big").registers, 32);
+  EXPECT_EQ(r.at("big").stack_bytes, 512);
+  EXPECT_EQ(r.at("big").spill_stores, 0);
+  const cuda::PtxasReport& m = r.at("_Z7mangledPdPKd");
+  EXPECT_EQ(m.registers, 14);
+  EXPECT_EQ(m.barriers, 1);
+  EXPECT_EQ(m.shared_bytes, 2048);
+  EXPECT_EQ(m.constant_bytes, 0);
+  EXPECT_EQ(m.stack_bytes, 0);
+}
+
+// Older ptxas versions report constant memory and spills on the same lines.
+TEST(PtxasLog, ParsesSpillsAndConstantMemory) {
+  const auto r = cuda::parse_ptxas_log(
+      "ptxas info    : Compiling entry function 'k' for 'sm_80'\n"
+      "ptxas info    : Function properties for k\n"
+      "ptxas         .     24 bytes stack frame, 16 bytes spill stores, 12 bytes spill loads\n"
+      "ptxas info    : Used 255 registers, used 1 barriers, 4096 bytes smem, 360 bytes cmem[0], "
+      "8 bytes cmem[2]\n"
+      "ptxas info    : Compiling entry function 'plain' for 'sm_80'\n"
+      "ptxas info    : Function properties for plain\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 11 registers, 352 bytes cmem[0]\n");
+  ASSERT_EQ(r.size(), 2u);
+  const cuda::PtxasReport& k = r.at("k");
+  EXPECT_EQ(k.registers, 255);
+  EXPECT_EQ(k.stack_bytes, 24);
+  EXPECT_EQ(k.spill_stores, 16);
+  EXPECT_EQ(k.spill_loads, 12);
+  EXPECT_EQ(k.barriers, 1);
+  EXPECT_EQ(k.shared_bytes, 4096);
+  EXPECT_EQ(k.constant_bytes, 368);
+  EXPECT_EQ(r.at("plain").registers, 11);
+  EXPECT_EQ(r.at("plain").constant_bytes, 352);
+  EXPECT_TRUE(cuda::parse_ptxas_log("").empty());
+  EXPECT_TRUE(cuda::parse_ptxas_log("nothing to see\nhere\n").empty());
+}
+
+// ============================================================== NVRTC and its cache
+
+TEST(NvrtcCompile, CompilesThenTakesTheSameCubinFromTheCache) {
+  SAGUARO_REQUIRE_CUDA_BUILD();
+  TempDir dir;
+  ASSERT_FALSE(dir.path.empty());
+  cuda::CompileOptions options;
+  options.cache_dir = (dir.path / "cuda").string();
+
+  const cuda::CompiledModule first = cuda::compile(kSmallKernels, "sm_90", options);
+  EXPECT_FALSE(first.from_cache);
+  EXPECT_GT(first.compile_seconds, 0.0);
+  EXPECT_FALSE(first.cubin.empty());
+  EXPECT_EQ(first.key.size(), 16u);
+  EXPECT_THAT(first.log, HasSubstr("saguaro_test_reverse"));
+  ASSERT_TRUE(first.kernels.count("saguaro_test_scale")) << first.log;
+  ASSERT_TRUE(first.kernels.count("saguaro_test_reverse")) << first.log;
+  EXPECT_GT(first.kernels.at("saguaro_test_scale").registers, 0);
+  EXPECT_EQ(first.kernels.at("saguaro_test_reverse").shared_bytes, 2048);
+  EXPECT_EQ(first.kernels.at("saguaro_test_reverse").barriers, 1);
+  const fs::path base = fs::path(options.cache_dir) / first.key;
+  EXPECT_TRUE(fs::exists(base.string() + ".cubin"));
+  EXPECT_TRUE(fs::exists(base.string() + ".log"));
+  EXPECT_EQ(read_file(base.string() + ".cu"), kSmallKernels) << "the source is kept for people";
+
+  const cuda::CompiledModule second = cuda::compile(kSmallKernels, "sm_90", options);
+  EXPECT_TRUE(second.from_cache);
+  EXPECT_EQ(second.compile_seconds, 0.0);
+  EXPECT_EQ(second.key, first.key);
+  EXPECT_EQ(second.cubin, first.cubin);
+  EXPECT_EQ(second.log, first.log) << "the ptxas report comes from the cache too";
+  ASSERT_EQ(second.kernels.size(), first.kernels.size());
+  EXPECT_EQ(second.kernels.at("saguaro_test_scale").registers,
+            first.kernels.at("saguaro_test_scale").registers);
+
+  // Another option, another architecture or another source: another key.
+  cuda::CompileOptions capped = options;
+  capped.extra_options = {"--maxrregcount=32"};
+  EXPECT_NE(cuda::compile(kSmallKernels, "sm_90", capped).key, first.key);
+  const cuda::CompiledModule ampere = cuda::compile(kSmallKernels, "sm_80", options);
+  EXPECT_NE(ampere.key, first.key);
+  EXPECT_FALSE(ampere.from_cache);
+  EXPECT_NE(cuda::compile(std::string(kSmallKernels) + "\n", "sm_90", options).key, first.key);
+  EXPECT_EQ(count_files(options.cache_dir, "", ".cubin"), 4u);
+  EXPECT_EQ(count_files(options.cache_dir, "failed-", ".cu"), 0u);
+}
+
+// Where a driver is loaded, NVRTC 12.9+ would take a program it compiled before from the
+// driver's compute cache and skip ptxas, leaving no report: compile() turns that off.
+TEST(NvrtcCompile, EveryCompileHasItsPtxasReport) {
+  SAGUARO_REQUIRE_CUDA_BUILD();
+  (void)cuda::available(); // loads the driver where there is one
+  TempDir a, b;
+  ASSERT_FALSE(a.path.empty() || b.path.empty());
+  for (const fs::path& dir : {a.path, b.path}) {
+    cuda::CompileOptions options;
+    options.cache_dir = dir.string();
+    const cuda::CompiledModule m = cuda::compile(kSmallKernels, "sm_90", options);
+    EXPECT_FALSE(m.from_cache);
+    ASSERT_TRUE(m.kernels.count("saguaro_test_scale")) << "log:\n" << m.log;
+    EXPECT_GT(m.kernels.at("saguaro_test_scale").registers, 0);
+  }
+}
+
+// Concurrent compiles of one source (MPI ranks starting together) compile it once.
+TEST(NvrtcCompile, ConcurrentCompilesOfOneSourceCompileOnce) {
+  SAGUARO_REQUIRE_CUDA_BUILD();
+  TempDir dir;
+  ASSERT_FALSE(dir.path.empty());
+  cuda::CompileOptions options;
+  options.cache_dir = dir.path.string();
+  constexpr int kThreads = 4;
+  std::vector<cuda::CompiledModule> results(kThreads);
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        results[t] = cuda::compile(kSmallKernels, "sm_90", options);
+      } catch (const std::exception& e) {
+        errors[t] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  int compiled = 0;
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(errors[t], "");
+    if (!results[t].from_cache) ++compiled;
+    EXPECT_EQ(results[t].cubin, results[0].cubin);
+  }
+  EXPECT_EQ(compiled, 1);
+  // No temporary files are left behind.
+  for (const auto& e : fs::directory_iterator(dir.path))
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
+}
+
+TEST(NvrtcCompile, ASyntaxErrorThrowsCompileErrorWithTheLogAndTheSavedSource) {
+  SAGUARO_REQUIRE_CUDA_BUILD();
+  TempDir dir;
+  ASSERT_FALSE(dir.path.empty());
+  cuda::CompileOptions options;
+  options.cache_dir = dir.path.string();
+  const std::string source =
+      "extern \"C\" __global__ void saguaro_broken(double* a) {\n  a[0] = 1 +;\n}\n";
+  try {
+    cuda::compile(source, "sm_90", options);
+    FAIL() << "a syntax error compiled";
+  } catch (const cuda::CompileError& e) {
+    const std::string what = e.what();
+    EXPECT_THAT(what, HasSubstr("expected an expression")) << what;
+    EXPECT_THAT(what, HasSubstr(e.source_path())) << what;
+    EXPECT_THAT(what, HasSubstr("sm_90"));
+    EXPECT_THAT(e.log(), HasSubstr("error"));
+    EXPECT_THAT(fs::path(e.source_path()).filename().string(), ::testing::StartsWith("failed-"));
+    ASSERT_TRUE(fs::exists(e.source_path())) << e.source_path();
+    EXPECT_EQ(read_file(e.source_path()), source);
+    fs::path log = e.source_path();
+    log.replace_extension(".log");
+    EXPECT_TRUE(fs::exists(log)) << log;
+    std::printf("[ info ] the error as users see it:\n%s\n", what.c_str());
+  }
+  EXPECT_EQ(count_files(dir.path, "", ".cubin"), 0u) << "nothing is cached for a failure";
+}
+
+// A long log is cut in what(): its first 40 lines, and where the rest is.
+TEST(NvrtcCompile, ALongErrorLogIsCutInTheMessage) {
+  SAGUARO_REQUIRE_CUDA_BUILD();
+  TempDir dir;
+  ASSERT_FALSE(dir.path.empty());
+  cuda::CompileOptions options;
+  options.cache_dir = dir.path.string();
+  std::string source = "extern \"C\" __global__ void saguaro_many_errors(double* a) {\n";
+  for (int i = 0; i < 30; ++i) source += "  a[" + std::to_string(i) + "] = undefined_" + std::to_string(i) + ";\n";
+  source += "}\n";
+  try {
+    cuda::compile(source, "sm_90", options);
+    FAIL() << "undefined names compiled";
+  } catch (const cuda::CompileError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("more lines in"));
+    EXPECT_THAT(e.log(), HasSubstr("undefined_29"));
+    EXPECT_THAT(std::string(e.what()), ::testing::Not(HasSubstr("undefined_29")));
+  }
+}
+
+// The device space's support module (boundary formulas + support.cu) compiles for the H100's
+// architecture here, with every kernel the space loads, and nothing spills.
+TEST(NvrtcCompile, TheSupportModuleCompiles) {
+  SAGUARO_REQUIRE_CUDA_BUILD();
+  TempDir dir;
+  ASSERT_FALSE(dir.path.empty());
+  cuda::CompileOptions options;
+  options.cache_dir = dir.path.string();
+  options.extra_options = {"--fmad=false"};
+  const std::string source = cuda::support_source();
+  EXPECT_THAT(source, HasSubstr("radiative_rhs"));
+  const cuda::CompiledModule m = cuda::compile(source, "sm_90", options);
+  for (const char* name : {"saguaro_copy", "saguaro_euler", "saguaro_blend", "saguaro_accumulate",
+                           "saguaro_rk4_final", "saguaro_pack", "saguaro_unpack", "saguaro_reduce",
+                           "saguaro_boundary", "saguaro_outer_faces_layout"}) {
+    ASSERT_TRUE(m.kernels.count(name)) << name << " missing from\n" << m.log;
+    EXPECT_GT(m.kernels.at(name).registers, 0) << name;
+  }
+  for (const char* name : {"saguaro_copy", "saguaro_euler", "saguaro_blend", "saguaro_accumulate",
+                           "saguaro_rk4_final", "saguaro_pack", "saguaro_unpack"})
+    EXPECT_EQ(m.kernels.at(name).spill_stores, 0) << name;
+}
+
+// The code generator's kernels for an example thorn compile with NVRTC, and every kernel of
+// the module has a ptxas report (what the CUDA backend compiles, short of loading it).
+TEST(NvrtcCompile, GeneratedKernelsCompile) {
+  SAGUARO_REQUIRE_CUDA_BUILD();
+  TempDir dir;
+  ASSERT_FALSE(dir.path.empty());
+  cuda::CompileOptions options;
+  options.cache_dir = dir.path.string();
+  const calc::Program program = lower_file("par/wave.edl");
+  const codegen::CudaModule module = codegen::generate_cuda(program);
+  ASSERT_FALSE(module.kernels.empty());
+  const cuda::CompiledModule m = cuda::compile(module.source, "sm_90", options);
+  for (const codegen::CudaKernel& k : module.kernels) {
+    ASSERT_TRUE(m.kernels.count(k.name)) << k.name << " missing from\n" << m.log;
+    EXPECT_GT(m.kernels.at(k.name).registers, 0);
+  }
+}
+
+// ============================================================== GPU: the device ArraySpace
+
+using Alloc = std::array<int, 3>;
+
+std::size_t points(const Alloc& n) { return std::size_t(n[0]) * std::size_t(n[1]) * std::size_t(n[2]); }
+
+std::vector<double> random_values(std::size_t n, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> dist(-2.0, 2.0);
+  std::vector<double> v(n);
+  for (double& x : v) x = dist(rng);
+  if (n > 3) v[n / 3] = 0.0; // exact zeros and ties for the reductions
+  return v;
+}
+
+// Bitwise equality (so that -0.0 vs 0.0 and NaN payloads would count), with the first
+// difference explained.
+::testing::AssertionResult same_bits(const std::vector<double>& expected,
+                                     const std::vector<double>& actual) {
+  if (expected.size() != actual.size())
+    return ::testing::AssertionFailure()
+           << "sizes differ: " << expected.size() << " vs " << actual.size();
+  std::size_t differ = 0, first = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    if (std::memcmp(&expected[i], &actual[i], sizeof(double)) != 0) {
+      if (differ++ == 0) first = i;
+    }
+  if (differ == 0) return ::testing::AssertionSuccess();
+  char text[200];
+  std::snprintf(text, sizeof text, "%zu of %zu values differ; first at %zu: host %.17g, GPU %.17g",
+                differ, expected.size(), first, expected[first], actual[first]);
+  return ::testing::AssertionFailure() << text;
+}
+
+// An array on the device, released with the object.
+class DeviceArray {
+public:
+  DeviceArray(ArraySpace& space, const std::vector<double>& values)
+      : space_(space), n_(values.size()), p_(space.allocate(n_)) {
+    space_.from_host(p_, values.data(), n_);
+  }
+  explicit DeviceArray(ArraySpace& space, std::size_t n)
+      : space_(space), n_(n), p_(space.allocate(n)) {}
+  ~DeviceArray() { space_.release(p_); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  double* get() const { return p_; }
+  std::vector<double> host() const {
+    std::vector<double> v(n_);
+    space_.to_host(v.data(), p_, n_);
+    return v;
+  }
+
+private:
+  ArraySpace& space_;
+  std::size_t n_;
+  double* p_;
+};
+
+class CudaSpace : public ::testing::Test {
+protected:
+  void SetUp() override {
+    SAGUARO_REQUIRE_GPU();
+    gpu_ = &cuda::device_space();
+  }
+  ArraySpace& gpu() { return *gpu_; }
+  ArraySpace& host() { return runtime::host_space(); }
+
+private:
+  ArraySpace* gpu_ = nullptr;
+};
+
+TEST_F(CudaSpace, AllocatesZeroedArraysAndCopiesBothWays) {
+  EXPECT_STREQ(gpu().name(), "cuda");
+  EXPECT_TRUE(gpu().on_device());
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(1000), std::size_t(1) << 20}) {
+    SCOPED_TRACE(n);
+    DeviceArray a(gpu(), n);
+    EXPECT_TRUE(same_bits(std::vector<double>(n, 0.0), a.host())) << "allocate() zeroes";
+    const std::vector<double> v = random_values(n, 7);
+    gpu().from_host(a.get(), v.data(), n);
+    EXPECT_TRUE(same_bits(v, a.host()));
+  }
+  gpu().release(nullptr);
+  gpu().synchronize();
+}
+
+// Every update of the method of lines, on the same random data on both spaces; sizes that
+// are not multiples of a block and one larger than one grid-stride sweep.
+TEST_F(CudaSpace, MethodOfLinesUpdatesMatchTheHostBitForBit) {
+  for (std::size_t n : {std::size_t(1), std::size_t(1031), std::size_t(3) << 20}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const std::vector<double> y = random_values(n, 1), y0 = random_values(n, 2),
+                              r = random_values(n, 3), acc = random_values(n, 4);
+    const double a = 1.0 / 3.0, b = 2.0 / 3.0, dt = 0.0123456789, c = 0.1 / 6.0, w = 2.0;
+
+    auto check = [&](const char* what, auto&& on) {
+      SCOPED_TRACE(what);
+      std::vector<double> hy = y, hy0 = y0, hr = r, hacc = acc;
+      on(host(), hy.data(), hy0.data(), hr.data(), hacc.data());
+      DeviceArray dy(gpu(), y), dy0(gpu(), y0), dr(gpu(), r), dacc(gpu(), acc);
+      on(gpu(), dy.get(), dy0.get(), dr.get(), dacc.get());
+      EXPECT_TRUE(same_bits(hy, dy.host())) << "y";
+      EXPECT_TRUE(same_bits(hy0, dy0.host())) << "y0";
+      EXPECT_TRUE(same_bits(hacc, dacc.host())) << "acc";
+      EXPECT_TRUE(same_bits(hr, dr.host())) << "r (read only)";
+    };
+    check("copy", [&](ArraySpace& s, double* py, double* py0, double*, double*) {
+      s.copy(py0, py, n);
+    });
+    check("euler", [&](ArraySpace& s, double* py, double* py0, double* pr, double*) {
+      s.euler(py, py0, pr, c, n);
+    });
+    check("blend", [&](ArraySpace& s, double* py, double* py0, double* pr, double*) {
+      s.blend(py, py0, pr, a, b, dt, n);
+    });
+    check("accumulate first", [&](ArraySpace& s, double*, double*, double* pr, double* pacc) {
+      s.accumulate(pacc, pr, w, true, n);
+    });
+    check("accumulate", [&](ArraySpace& s, double*, double*, double* pr, double* pacc) {
+      s.accumulate(pacc, pr, w, false, n);
+    });
+    check("rk4_final", [&](ArraySpace& s, double* py, double* py0, double* pr, double* pacc) {
+      s.rk4_final(py, py0, pacc, pr, c, n);
+    });
+    check("a whole RK4 step's updates", [&](ArraySpace& s, double* py, double* py0, double* pr,
+                                            double* pacc) {
+      s.copy(py0, py, n);
+      s.euler(py, py0, pr, 0.5 * dt, n);
+      s.accumulate(pacc, pr, 1.0, true, n);
+      s.euler(py, py0, pr, 0.5 * dt, n);
+      s.accumulate(pacc, pr, 2.0, false, n);
+      s.euler(py, py0, pr, dt, n);
+      s.accumulate(pacc, pr, 2.0, false, n);
+      s.rk4_final(py, py0, pacc, pr, dt / 6.0, n);
+    });
+  }
+}
+
+// Boxes of ghost exchange: faces, edges, a whole array, a single point; 1, 3 and 35 fields
+// (more than one launch's worth of field pointers).
+TEST_F(CudaSpace, PackAndUnpackMatchTheHostBitForBit) {
+  const Alloc alloc = {13, 11, 9};
+  const std::size_t n = points(alloc);
+  const std::vector<std::pair<Alloc, Alloc>> boxes = {
+      {{0, 0, 0}, {13, 11, 9}}, {{0, 0, 0}, {3, 11, 9}},  {{10, 0, 0}, {13, 11, 9}},
+      {{3, 8, 0}, {10, 11, 9}}, {{3, 3, 6}, {10, 8, 9}},  {{5, 4, 3}, {6, 5, 4}},
+      {{2, 2, 2}, {2, 8, 8}} /* empty */};
+  for (int nf : {1, 3, 35}) {
+    std::vector<std::vector<double>> data;
+    for (int f = 0; f < nf; ++f) data.push_back(random_values(n, 100 + unsigned(f)));
+    std::vector<std::unique_ptr<DeviceArray>> dev;
+    std::vector<const double*> hin, din;
+    for (int f = 0; f < nf; ++f) {
+      dev.push_back(std::make_unique<DeviceArray>(gpu(), data[f]));
+      hin.push_back(data[f].data());
+      din.push_back(dev.back()->get());
+    }
+    for (const auto& [lo, hi] : boxes) {
+      ArrayBox box;
+      box.alloc = alloc;
+      box.lo = lo;
+      box.hi = hi;
+      SCOPED_TRACE(std::to_string(nf) + " fields, box [" + std::to_string(lo[0]) + "," +
+                   std::to_string(lo[1]) + "," + std::to_string(lo[2]) + ") - [" +
+                   std::to_string(hi[0]) + "," + std::to_string(hi[1]) + "," +
+                   std::to_string(hi[2]) + ")");
+      const std::size_t total = box.volume() * std::size_t(nf);
+      std::vector<double> hbuf(total + 1, -1.0), dbuf(total + 1, -1.0); // +1: no overrun
+      host().pack(hin, box, hbuf.data());
+      gpu().pack(din, box, dbuf.data());
+      EXPECT_TRUE(same_bits(hbuf, dbuf)) << "pack";
+
+      // Unpack other values into the box of every field.
+      const std::vector<double> incoming = random_values(total, 999);
+      std::vector<std::vector<double>> hout = data;
+      std::vector<double*> hptr, dptr;
+      std::vector<std::unique_ptr<DeviceArray>> dout;
+      for (int f = 0; f < nf; ++f) {
+        hptr.push_back(hout[f].data());
+        dout.push_back(std::make_unique<DeviceArray>(gpu(), data[f]));
+        dptr.push_back(dout.back()->get());
+      }
+      host().unpack(hptr, box, incoming.data());
+      gpu().unpack(dptr, box, incoming.data());
+      for (int f = 0; f < nf; ++f) EXPECT_TRUE(same_bits(hout[f], dout[f]->host())) << "unpack field " << f;
+    }
+  }
+}
+
+TEST_F(CudaSpace, ReductionsMatchTheHost) {
+  const Alloc alloc = {40, 33, 27};
+  std::vector<double> values = random_values(points(alloc), 5);
+  DeviceArray d(gpu(), values);
+  const std::vector<std::pair<Alloc, Alloc>> boxes = {{{0, 0, 0}, {40, 33, 27}},
+                                                      {{3, 3, 3}, {37, 30, 24}},
+                                                      {{7, 2, 20}, {8, 3, 21}},
+                                                      {{0, 0, 0}, {40, 1, 1}},
+                                                      {{5, 5, 5}, {5, 9, 9}} /* empty */};
+  for (const auto& [lo, hi] : boxes) {
+    ArrayBox box;
+    box.alloc = alloc;
+    box.lo = lo;
+    box.hi = hi;
+    SCOPED_TRACE("box of " + std::to_string(box.volume()) + " points");
+    const BoxSums h = host().reduce(values.data(), box);
+    const BoxSums g = gpu().reduce(d.get(), box);
+    EXPECT_EQ(g.count, h.count);
+    EXPECT_EQ(g.min, h.min);
+    EXPECT_EQ(g.max, h.max);
+    EXPECT_EQ(g.max_abs, h.max_abs);
+    auto relative = [](long double a, long double b) {
+      const long double scale = std::max({1.0L, std::fabs(a), std::fabs(b)});
+      return double(std::fabs(a - b) / scale);
+    };
+    EXPECT_LE(relative(g.sum_abs, h.sum_abs), 1e-14) << double(g.sum_abs) << " vs " << double(h.sum_abs);
+    EXPECT_LE(relative(g.sum_sq, h.sum_sq), 1e-14) << double(g.sum_sq) << " vs " << double(h.sum_sq);
+  }
+  // A large array: many blocks, grid-stride.
+  const Alloc big = {256, 256, 130};
+  std::vector<double> many = random_values(points(big), 6);
+  DeviceArray dm(gpu(), many);
+  ArrayBox box;
+  box.alloc = big;
+  box.lo = {2, 2, 2};
+  box.hi = {254, 254, 128};
+  const BoxSums h = host().reduce(many.data(), box), g = gpu().reduce(dm.get(), box);
+  EXPECT_EQ(g.count, h.count);
+  EXPECT_EQ(g.min, h.min);
+  EXPECT_EQ(g.max, h.max);
+  EXPECT_NEAR(double(g.sum_abs / h.sum_abs), 1.0, 1e-14);
+  EXPECT_NEAR(double(g.sum_sq / h.sum_sq), 1.0, 1e-14);
+}
+
+// Patches with every combination of outer faces that matters: all six, none, one lower face,
+// the upper faces only, and a patch whose grid contains the origin (the radiative condition's
+// singular point); ghost widths 1 to 3.
+std::vector<OuterFaces> boundary_cases() {
+  std::vector<OuterFaces> cases;
+  for (int ghost : {1, 2, 3}) {
+    for (int pattern = 0; pattern < 5; ++pattern) {
+      OuterFaces f{};
+      f.alloc[0] = 10 + ghost;
+      f.alloc[1] = 9 + 2 * ghost;
+      f.alloc[2] = 8 + ghost;
+      f.ghost = ghost;
+      for (int a = 0; a < 3; ++a) {
+        f.outer[a][0] = pattern == 0 || (pattern == 2 && a == 1) || (pattern == 4);
+        f.outer[a][1] = pattern == 0 || pattern == 3 || (pattern == 4 && a != 2);
+        f.spacing[a] = 0.1 * (a + 1) + 0.013;
+        f.origin[a] = -0.5 - 0.2 * a;
+        f.index_offset[a] = pattern == 4 ? 0 : 3 * a - 2;
+      }
+      if (pattern == 4) // the origin on a grid point: index (5, 2, 5) along x, y, z
+        for (int a = 0; a < 3; ++a) f.origin[a] = -f.spacing[a] * (a == 1 ? 2 : 5);
+      cases.push_back(f);
+    }
+  }
+  return cases;
+}
+
+TEST_F(CudaSpace, BoundaryConditionsMatchTheHostBitForBit) {
+  for (const OuterFaces& f : boundary_cases()) {
+    SCOPED_TRACE("ghost " + std::to_string(f.ghost) + ", outer faces " +
+                 std::to_string(f.outer[0][0]) + std::to_string(f.outer[0][1]) +
+                 std::to_string(f.outer[1][0]) + std::to_string(f.outer[1][1]) +
+                 std::to_string(f.outer[2][0]) + std::to_string(f.outer[2][1]));
+    const Alloc alloc = {f.alloc[0], f.alloc[1], f.alloc[2]};
+    const std::size_t n = points(alloc);
+    const std::vector<double> u = random_values(n, 11), rhs = random_values(n, 12);
+    {
+      std::vector<double> h = u;
+      host().apply_flat(f, h.data());
+      DeviceArray d(gpu(), u);
+      gpu().apply_flat(f, d.get());
+      EXPECT_TRUE(same_bits(h, d.host())) << "flat";
+    }
+    {
+      std::vector<double> h = rhs;
+      host().apply_static_rhs(f, h.data());
+      DeviceArray d(gpu(), rhs);
+      gpu().apply_static_rhs(f, d.get());
+      EXPECT_TRUE(same_bits(h, d.host())) << "static";
+    }
+    {
+      std::vector<double> h = rhs;
+      host().apply_radiative_rhs(f, u.data(), h.data(), 0.25, 1.5);
+      DeviceArray du(gpu(), u), d(gpu(), rhs);
+      gpu().apply_radiative_rhs(f, du.get(), d.get(), 0.25, 1.5);
+      EXPECT_TRUE(same_bits(h, d.host())) << "radiative";
+      EXPECT_TRUE(same_bits(u, du.host())) << "u is only read";
+    }
+  }
+}
+
+// ============================================================== GPU: the "cuda" backend
+
+// The interpreter on host arrays against the generated kernels on device arrays. The kernels
+// contract multiply-adds (NVRTC's default), so agreement is to rounding, not bits.
+constexpr double kBackendTolerance = 1e-11;
+
+void check_backend_on(const calc::Program& program, const std::vector<calc::Mapping>& mappings,
+                      runtime::Backend& gpu_backend) {
+  auto interpreter = runtime::make_backend("interpreter", {});
+  auto reference = interpreter->compile(program);
+  auto compiled = gpu_backend.compile(program, mappings);
+  ASSERT_EQ(compiled.size(), program.calculations.size());
+  std::printf("[ info ] %s: %s\n", program.thorn.c_str(), gpu_backend.compile_summary().c_str());
+  ArraySpace& space = gpu_backend.space();
+  for (std::size_t ci = 0; ci < program.calculations.size(); ++ci) {
+    const calc::Calculation& c = program.calculations[ci];
+    SCOPED_TRACE(c.name);
+    Patch initial = make_patch(c, runtime::required_margin(c), {19, 14, 11});
+    initial.args.parameters = parameter_values(program, true);
+    Patch a = clone(initial), b = clone(initial);
+    reference[ci]->run(a.args);
+
+    std::vector<std::unique_ptr<DeviceArray>> dev;
+    runtime::KernelArgs args = b.args;
+    for (std::size_t g = 0; g < b.data.size(); ++g) {
+      dev.push_back(std::make_unique<DeviceArray>(space, b.data[g]));
+      args.fields[g] = dev.back()->get();
+    }
+    compiled[ci]->run(args);
+    for (std::size_t g = 0; g < b.data.size(); ++g) b.data[g] = dev[g]->host();
+    Agreement r = compare(c, initial, a, b, kBackendTolerance);
+    EXPECT_GT(r.written, 0);
+    EXPECT_EQ(r.mismatches, 0) << r.first_problem;
+    EXPECT_EQ(r.not_written, 0) << r.first_problem;
+    EXPECT_EQ(r.outside_changed, 0) << r.first_problem;
+    std::printf("[ info ] %-22s %ld points, max relative difference to the interpreter %.3g\n",
+                c.name.c_str(), r.written, r.max_relative);
+  }
+}
+
+class CudaBackendTest : public ::testing::Test {
+protected:
+  void SetUp() override { SAGUARO_REQUIRE_GPU(); }
+};
+
+TEST_F(CudaBackendTest, ExampleThornsMatchTheInterpreter) {
+  auto backend = runtime::make_backend("cuda", suite_options());
+  ASSERT_EQ(backend->name(), "cuda");
+  EXPECT_TRUE(backend->space().on_device());
+  for (const char* file : {"par/wave.edl", "par/maxwell.edl", "par/advect.edl"}) {
+    SCOPED_TRACE(file);
+    check_backend_on(lower_file(file), {}, *backend);
+  }
+}
+
+// Other block configurations (iteration along y, odd sizes, several points per thread): the
+// launch grid and the kernels' region bounds at every edge of the region.
+TEST_F(CudaBackendTest, OtherBlockConfigurationsMatchTheInterpreter) {
+  auto backend = runtime::make_backend("cuda", suite_options());
+  const calc::Program program = lower_file("par/wave.edl");
+  for (calc::BlockConfig block : {calc::BlockConfig{1, 16, 4, 3}, calc::BlockConfig{2, 8, 3, 5},
+                                  calc::BlockConfig{2, 64, 2, 1}}) {
+    SCOPED_TRACE("block e=" + std::to_string(block.iteration_axis) + " " +
+                 std::to_string(block.tx) + "x" + std::to_string(block.tf) + "x" +
+                 std::to_string(block.tee));
+    std::vector<calc::Mapping> mappings;
+    for (const calc::Calculation& c : program.calculations) {
+      calc::Mapping m = calc::default_mapping(c);
+      for (calc::KernelMapping& k : m.kernels) k.block = block;
+      mappings.push_back(m);
+    }
+    check_backend_on(program, mappings, *backend);
+  }
+}
+
+// A stage split into two kernels, the first handing the second a value through a scratch
+// array (a temporary): the backend's scratch arrays and the calling convention's temporaries.
+TEST_F(CudaBackendTest, KernelsSharingTemporariesMatchTheInterpreter) {
+  auto backend = runtime::make_backend("cuda", suite_options());
+  int split = 0;
+  for (const char* file : {"par/wave.edl", "par/maxwell.edl"}) {
+    SCOPED_TRACE(file);
+    const calc::Program program = lower_file(file);
+    std::vector<calc::Mapping> mappings;
+    for (const calc::Calculation& c : program.calculations) {
+      calc::Mapping m = calc::default_mapping(c);
+      for (std::size_t s = 0; s < c.stages.size(); ++s) {
+        const calc::Stage& stage = c.stages[s];
+        if (stage.stores.size() < 2) continue;
+        calc::Mapping candidate;
+        for (const calc::KernelMapping& k : m.kernels) {
+          if (k.stage != int(s)) {
+            candidate.kernels.push_back(k);
+            continue;
+          }
+          calc::KernelMapping first = k, second = k;
+          first.stores.clear();
+          for (std::size_t st = 0; st + 1 < stage.stores.size(); ++st) first.stores.push_back(int(st));
+          first.temporaries = {stage.stores.back().value};
+          second.stores = {int(stage.stores.size()) - 1};
+          second.buffering.clear();
+          candidate.kernels.push_back(first);
+          candidate.kernels.push_back(second);
+        }
+        try {
+          calc::plan_kernels(c, candidate);
+        } catch (const calc::MappingError& e) {
+          std::printf("[ info ] %s stage %zu: no split (%s)\n", c.name.c_str(), s, e.what());
+          continue;
+        }
+        m = candidate;
+        ++split;
+        break;
+      }
+      mappings.push_back(m);
+    }
+    check_backend_on(program, mappings, *backend);
+  }
+  EXPECT_GT(split, 0) << "no calculation could be split with a temporary";
+}
+
+TEST_F(CudaBackendTest, SecondCompileIsFromTheCacheAndLaunchesAreTimed) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path.empty());
+  runtime::BackendOptions options;
+  options.cache_dir = dir.path.string();
+  const calc::Program program = lower_file("par/wave.edl");
+  {
+    auto first = runtime::make_backend("cuda", options);
+    first->compile(program);
+    EXPECT_THAT(first->compile_summary(), HasSubstr("compiled by NVRTC"));
+    EXPECT_THAT(first->compile_summary(), HasSubstr(cuda::device_info().arch()));
+    EXPECT_TRUE(fs::exists(dir.path / "cuda")) << "CUDA code is kept in <cache_dir>/cuda";
+  }
+  auto backend = runtime::make_backend("cuda", options);
+  auto compiled = backend->compile(program);
+  EXPECT_THAT(backend->compile_summary(), HasSubstr("from the cache"));
+
+  const calc::Calculation& c = program.calculations[0];
+  Patch p = make_patch(c, runtime::required_margin(c));
+  p.args.parameters = parameter_values(program, false);
+  ArraySpace& space = backend->space();
+  std::vector<std::unique_ptr<DeviceArray>> dev;
+  runtime::KernelArgs args = p.args;
+  for (std::size_t g = 0; g < p.data.size(); ++g) {
+    dev.push_back(std::make_unique<DeviceArray>(space, p.data[g]));
+    args.fields[g] = dev.back()->get();
+  }
+  constexpr int kRuns = 5;
+  for (int i = 0; i < kRuns; ++i) compiled[0]->run(args);
+  // An empty region launches nothing.
+  runtime::KernelArgs empty = args;
+  empty.hi = empty.lo;
+  compiled[0]->run(empty);
+
+  const std::vector<runtime::KernelTiming> timings = backend->kernel_timings();
+  ASSERT_FALSE(timings.empty());
+  long launched = 0;
+  for (const runtime::KernelTiming& t : timings) {
+    std::printf("[ info ] %-26s %s: %ld launches, %d registers, %zu bytes shared\n",
+                t.name.c_str(), t.mapping.c_str(), t.launches, t.registers, t.shared_bytes);
+    EXPECT_FALSE(t.name.empty());
+    EXPECT_FALSE(t.mapping.empty());
+    EXPECT_GT(t.registers, 0) << t.name << ": ptxas's report, also from the cache";
+    EXPECT_EQ(t.spill_stores, 0) << t.name;
+    EXPECT_GE(t.calculation, 0);
+    EXPECT_LT(t.calculation, int(program.calculations.size()));
+    EXPECT_EQ(t.seconds.size(), std::size_t(t.launches)) << t.name;
+    for (double s : t.seconds) {
+      EXPECT_GT(s, 0.0);
+      EXPECT_LT(s, 10.0);
+    }
+    launched += t.launches;
+  }
+  EXPECT_GE(launched, kRuns);
+}
+
+} // namespace
+} // namespace saguaro::test
