@@ -437,13 +437,8 @@ std::vector<calc::Mapping> Simulation::cuda_mappings() const {
   }
   const std::string buffering = reg.get_keyword("Saguaro", "cuda_buffering");
   std::vector<calc::Mapping> mappings;
-  for (const calc::Calculation& c : setup_.program.calculations) {
-    calc::Buffering b = calc::Buffering::Unbuffered;
-    if (buffering == "mixed")
-      mappings.push_back(calc::mixed_mapping(c, block));
-    else if (calc::buffering_from_letter(buffering[0], b))
-      mappings.push_back(calc::buffered_mapping(c, b, block));
-  }
+  for (const calc::Calculation& c : setup_.program.calculations)
+    mappings.push_back(calc::strategy_mapping(c, buffering, block));
   return mappings;
 }
 

@@ -309,19 +309,35 @@ BlockConfig parse_block_config(const std::string& text) {
   return b;
 }
 
-std::string to_string(const Calculation& calc, const Mapping& mapping) {
+std::string to_string(const BlockConfig& block) {
+  return std::string(axis_name(block.iteration_axis)) + " " + std::to_string(block.tx) + "x" +
+         std::to_string(block.tf) + "x" + std::to_string(block.tee);
+}
+
+Mapping strategy_mapping(const Calculation& calc, const std::string& strategy,
+                         const BlockConfig& block) {
+  if (strategy == "mixed") return mixed_mapping(calc, block);
+  Buffering b{};
+  if (strategy.size() != 1 || !buffering_from_letter(strategy[0], b))
+    throw MappingError("unknown buffering strategy '" + strategy +
+                       "': expected u, r, b, p, c or mixed");
+  return buffered_mapping(calc, b, block);
+}
+
+std::string to_string(const Calculation& calc, const KernelMapping& kernel) {
   std::ostringstream o;
-  for (std::size_t k = 0; k < mapping.kernels.size(); ++k) {
-    const KernelMapping& km = mapping.kernels[k];
-    if (k) o << " ";
-    o << "k" << k << "[s" << km.stage << " " << axis_name(km.block.iteration_axis) << " "
-      << km.block.tx << "x" << km.block.tf << "x" << km.block.tee;
-    for (const auto& [g, b] : km.buffering)
-      if (b != Buffering::Unbuffered) o << " " << calc.grid_functions[g].name << ":" << letter(b);
-    if (!km.temporaries.empty()) o << " +" << km.temporaries.size() << "tmp";
-    o << "]";
-  }
+  o << "s" << kernel.stage << " " << to_string(kernel.block);
+  for (const auto& [g, b] : kernel.buffering)
+    if (b != Buffering::Unbuffered) o << " " << calc.grid_functions[g].name << ":" << letter(b);
+  if (!kernel.temporaries.empty()) o << " +" << kernel.temporaries.size() << "tmp";
   return o.str();
+}
+
+std::string to_string(const Calculation& calc, const Mapping& mapping) {
+  std::string out;
+  for (std::size_t k = 0; k < mapping.kernels.size(); ++k)
+    out += (k ? " k" : "k") + std::to_string(k) + "[" + to_string(calc, mapping.kernels[k]) + "]";
+  return out;
 }
 
 } // namespace saguaro::calc

@@ -108,6 +108,17 @@ Mapping mixed_mapping(const Calculation& calc, const BlockConfig& block);
 // "z 32x8x8": the iteration axis (y or z), then t_x x t_f x t_ee. Throws MappingError.
 BlockConfig parse_block_config(const std::string& text);
 
+// "z 32x8x8" (the inverse of parse_block_config).
+std::string to_string(const BlockConfig& block);
+
+// A mapping from a strategy word: "u" "r" "b" "p" "c" (buffered_mapping) or "mixed"
+// (mixed_mapping). Throws MappingError for other words.
+Mapping strategy_mapping(const Calculation& calc, const std::string& strategy,
+                         const BlockConfig& block);
+
+// Short form of one kernel for logs, e.g. "s0 z 32x8x8 A0:r A1:b".
+std::string to_string(const Calculation& calc, const KernelMapping& kernel);
+
 // Short form for logs and file names, e.g. "k0[s0 z 32x8x8 A0:r A1:b]".
 std::string to_string(const Calculation& calc, const Mapping& mapping);
 

@@ -42,13 +42,8 @@ int emit(const saguaro::calc::Program& program, const EmitOptions& options) {
   }
   const calc::BlockConfig block = calc::parse_block_config(options.block);
   std::vector<calc::Mapping> mappings;
-  for (const calc::Calculation& c : program.calculations) {
-    calc::Buffering b = calc::Buffering::Unbuffered;
-    if (options.buffering == "mixed")
-      mappings.push_back(calc::mixed_mapping(c, block));
-    else if (calc::buffering_from_letter(options.buffering[0], b))
-      mappings.push_back(calc::buffered_mapping(c, b, block));
-  }
+  for (const calc::Calculation& c : program.calculations)
+    mappings.push_back(calc::strategy_mapping(c, options.buffering, block));
   const codegen::CudaModule module = codegen::generate_cuda(program, mappings);
   std::cout << module.source;
   if (options.ptxas) {

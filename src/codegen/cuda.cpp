@@ -517,10 +517,7 @@ CudaModule generate_cuda(const calc::Program& program, const std::vector<calc::M
       kernel.kernel = int(k);
       kernel.name = "saguaro_" + std::to_string(c) + "_" + sanitize(calc.name) + "_k" +
                     std::to_string(k);
-      calc::Mapping one;
-      one.kernels.push_back(mapping.kernels[k]);
-      kernel.mapping = calc::to_string(calc, one).substr(3); // without "k0["
-      kernel.mapping.pop_back();
+      kernel.mapping = calc::to_string(calc, mapping.kernels[k]);
       KernelEmitter emitter(calc, mapping.kernels[k], plans[k]);
       kernels_text.push_back(emitter.emit(kernel, slots));
       helpers.insert(emitter.helpers().begin(), emitter.helpers().end());

@@ -3,6 +3,7 @@
 // a GPU; NVRTC (linked) compiles generated code to cubin also where there is no GPU.
 #pragma once
 
+#include "codegen/cuda.hpp"
 #include "runtime/array_space.hpp"
 #include "runtime/kernel.hpp"
 
@@ -13,6 +14,9 @@
 #include <vector>
 
 namespace saguaro::runtime::cuda {
+
+// The geometry argument of generated kernels (codegen/cuda.hpp) for a call's KernelArgs.
+codegen::CudaGeometry geometry_of(const KernelArgs& args);
 
 // Whether this build has the CUDA backend (SAGUARO_WITH_CUDA).
 bool built_with_cuda();

@@ -49,6 +49,20 @@ std::vector<std::string> split_commas(const std::string& s) {
 
 } // namespace
 
+codegen::CudaGeometry geometry_of(const KernelArgs& args) {
+  codegen::CudaGeometry g{};
+  for (int a = 0; a < 3; ++a) {
+    g.alloc[a] = args.alloc[a];
+    g.lo[a] = args.lo[a];
+    g.hi[a] = args.hi[a];
+    g.index_offset[a] = args.index_offset[a];
+    g.origin[a] = args.origin[a];
+    g.spacing[a] = args.spacing[a];
+  }
+  g.time = args.time;
+  return g;
+}
+
 std::string DeviceInfo::arch() const {
   return "sm_" + std::to_string(cc_major) + std::to_string(cc_minor);
 }

@@ -35,7 +35,7 @@ calc::Program load(const std::string& file, int fd_order = 4) {
 
 calc::Mapping mapping_with(const calc::Calculation& c, calc::Buffering b, calc::BlockConfig block,
                            bool mixed = false) {
-  return mixed ? calc::mixed_mapping(c, block) : calc::buffered_mapping(c, b, block);
+  return calc::strategy_mapping(c, mixed ? "mixed" : std::string(1, calc::letter(b)), block);
 }
 
 // Runs calculation `c` of `program` under `mapping` through the emulator.
@@ -46,16 +46,7 @@ void run_emulated(CudaEmulator& emu, const codegen::CudaModule& module, int c, P
   std::map<calc::NodeId, double*> temporary_data;
   for (std::size_t t = 0; t < module.temporaries[c].size(); ++t)
     temporary_data[module.temporaries[c][t]] = temporaries[t].data();
-  codegen::CudaGeometry g{};
-  for (int d = 0; d < 3; ++d) {
-    g.alloc[d] = a.alloc[d];
-    g.lo[d] = a.lo[d];
-    g.hi[d] = a.hi[d];
-    g.index_offset[d] = a.index_offset[d];
-    g.origin[d] = a.origin[d];
-    g.spacing[d] = a.spacing[d];
-  }
-  g.time = a.time;
+  codegen::CudaGeometry g = runtime::cuda::geometry_of(a);
   for (const codegen::CudaKernel& k : module.kernels) {
     if (k.calculation != c) continue;
     std::vector<double*> pointers;

@@ -215,16 +215,7 @@ public:
     const codegen::CudaModule& g = module_->generated();
     ensure_temporaries(args.alloc);
 
-    codegen::CudaGeometry geometry{};
-    for (int a = 0; a < 3; ++a) {
-      geometry.alloc[a] = args.alloc[a];
-      geometry.lo[a] = args.lo[a];
-      geometry.hi[a] = args.hi[a];
-      geometry.index_offset[a] = args.index_offset[a];
-      geometry.origin[a] = args.origin[a];
-      geometry.spacing[a] = args.spacing[a];
-    }
-    geometry.time = args.time;
+    codegen::CudaGeometry geometry = geometry_of(args);
 
     std::vector<double*> pointers;
     std::vector<double> parameters;
