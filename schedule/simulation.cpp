@@ -3,6 +3,8 @@
 #include "calc/lower.hpp"
 #include "edl/parser.hpp"
 #include "io/io.hpp"
+#include "io/predictions.hpp"
+#include "runtime/calibrate.hpp"
 #include "runtime/cuda.hpp"
 
 #include <fmt/format.h>
@@ -115,6 +117,18 @@ schedule::ScheduleItem schedule_item(const calc::Calculation& calc, const std::s
   return item;
 }
 
+// The host's roofline for the CPU backend's predictions, measured once per process (quick: a
+// fraction of a second) on the OpenMP threads the generated code runs on.
+const model::Device& host_roofline(const std::string& command) {
+  static const model::Device measured = [&] {
+    runtime::CalibrationOptions options;
+    options.quick = true;
+    options.command = command;
+    return runtime::calibrate_cpu(options);
+  }();
+  return measured;
+}
+
 // Whether every rank of `comm` can use a GPU; when not, `why` is the reason the first rank
 // without one gives (the same text on every rank, so all of them decide alike).
 bool cuda_available_everywhere(MPI_Comm comm, std::string& why) {
@@ -164,6 +178,28 @@ Setup load_setup(const std::string& par_path) {
   setup.registry.apply(setup.par);
   int fd_order = int(setup.registry.get_int("Saguaro", "fd_order"));
   if (fd_order != 4) setup.program = calc::lower(thorn, calc::LowerOptions{fd_order});
+
+  // A named device description is read here, so `saguaro check` finds a bad one.
+  if (const std::string description = setup.registry.get_string("Saguaro", "device_description");
+      description != "auto") {
+    fs::path path = description;
+    if (path.is_relative()) path = fs::path(par_path).parent_path() / path;
+    setup.device_path = path.lexically_normal().string();
+    if (!fs::is_regular_file(path))
+      par_error(setup, "Saguaro", "device_description",
+                fmt::format("no device description '{}'", setup.device_path),
+                {{{},
+                  "Saguaro::device_description is relative to the .par file's directory; "
+                  "configs/devices/ holds one YAML file per GPU model, or use \"auto\""}});
+    try {
+      setup.device = model::load_device(setup.device_path);
+    } catch (const std::exception& e) {
+      // The description's own diagnostic (its file:line:col and caret) follows as a note.
+      par_error(setup, "Saguaro", "device_description",
+                fmt::format("the device description '{}' does not read", setup.device_path),
+                {{{}, e.what()}});
+    }
+  }
 
   setup.schedule = schedule::Schedule::with_builtin_components();
   for (const calc::Calculation& c : setup.program.calculations)
@@ -321,8 +357,11 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
       boundary_[a][s] = grid::boundary_kind_from_string(face == "default" ? all_faces : face);
     }
 
+  choose_device(backend);
+
   // Compile.
-  kernels_ = backend_->compile(program, cuda_mappings());
+  mappings_ = cuda_mappings();
+  kernels_ = backend_->compile(program, mappings_);
 
   for (std::size_t i = 0; i < program.calculations.size(); ++i) {
     const calc::Calculation& c = program.calculations[i];
@@ -440,6 +479,88 @@ std::vector<calc::Mapping> Simulation::cuda_mappings() const {
   for (const calc::Calculation& c : setup_.program.calculations)
     mappings.push_back(calc::strategy_mapping(c, buffering, block));
   return mappings;
+}
+
+// The description the prediction log predicts with: the one Saguaro::device_description names
+// (for the backend's kind of hardware), else for the cuda backend the configs/devices/ file
+// whose name is the GPU's, for the cpu backend the host's roofline measured now. Only rank 0
+// writes the log, so only rank 0 looks for one or measures.
+void Simulation::choose_device(const std::string& backend) {
+  prediction_log_ =
+      setup_.registry.get_bool("Saguaro", "prediction_log") && backend != "interpreter";
+  if (setup_.device && backend != "interpreter") {
+    const model::Device& d = *setup_.device;
+    const bool host = d.kind == "cpu";
+    if (host != (backend == "cpu"))
+      par_error(setup_, "Saguaro", "device_description",
+                fmt::format("Saguaro::device_description '{}' describes a {} ({}), but the "
+                            "backend is {}",
+                            setup_.device_path, host ? "CPU" : "GPU", d.name, backend),
+                {{{},
+                  host ? "name a GPU's description from configs/devices/, or \"auto\""
+                       : "name a description of this host's CPU (`saguaro calibrate` measures "
+                         "one), or \"auto\" to measure it at start"}});
+    device_ = d;
+    device_origin_ = "from " + setup_.device_path;
+    if (backend == "cuda")
+      if (const std::string gpu = runtime::cuda::device_info().name; gpu != d.name)
+        device_origin_ += fmt::format(" (not this run's {})", gpu);
+    return;
+  }
+  if (!prediction_log_ || rank_ != 0) return;
+  if (backend == "cpu") {
+    device_ = host_roofline(fmt::format("saguaro run {}", setup_.par_path));
+    device_origin_ = "measured at start";
+    return;
+  }
+  const std::string gpu = runtime::cuda::device_info().name;
+  const std::string path = model::find_device_description(gpu);
+  if (path.empty()) {
+    device_note_ = fmt::format("no device description in configs/devices/ is for {}: measured "
+                               "times only (`saguaro calibrate` measures one)",
+                               gpu);
+    return;
+  }
+  try {
+    device_ = model::load_device(path);
+    device_origin_ = "from " + path;
+  } catch (const std::exception& e) {
+    device_note_ = fmt::format("the device description {} does not read ({}): measured times "
+                               "only",
+                               path, e.what());
+  }
+}
+
+// Writes predictions.tsv and .jsonl with rank 0's kernels (nothing crosses ranks); at the end
+// also prints the table. Between, it writes every IO::out_every iterations but at most every
+// 10 s, so that copying the timings (and, on a GPU, waiting for them) stays a small cost of a
+// long run. A log that cannot be written is reported, not fatal: the physics matters more.
+// Returns whether it wrote.
+bool Simulation::write_prediction_log(bool at_end) {
+  if (!prediction_log_ || rank_ != 0) return false;
+  const auto now = std::chrono::steady_clock::now();
+  if (!at_end && last_prediction_log_ != std::chrono::steady_clock::time_point{} &&
+      now - last_prediction_log_ < std::chrono::seconds(10))
+    return false;
+  last_prediction_log_ = now;
+  const std::vector<runtime::KernelTiming> timings = backend_->kernel_timings();
+  if (timings.empty()) return false;
+  io::PredictionSource source;
+  source.backend = backend_->name();
+  source.device = device_ ? &*device_ : nullptr;
+  source.note = device_note_;
+  source.ranks = decomposition_->patch().ranks;
+  source.iteration = iteration_;
+  std::vector<io::PredictionRecord> records;
+  try {
+    records = io::prediction_records(setup_.program, mappings_, timings, source);
+    io::write_predictions(out_dir_, records);
+  } catch (const std::exception& e) {
+    log_ << "saguaro: the prediction log was not written: " << e.what() << "\n";
+    return false;
+  }
+  if (at_end) log_ << "\n" << io::prediction_table(records);
+  return true;
 }
 
 std::vector<double> Simulation::parameter_values() const {
@@ -729,6 +850,15 @@ void Simulation::run() {
                         reg.get_keyword("MoL", "ODE_Method"));
     if (const std::string summary = backend_->compile_summary(); !summary.empty())
       log_ << "  " << summary << "\n";
+    if (prediction_log_ && device_ && device_->kind == "cpu")
+      log_ << fmt::format("  prediction log: roofline of {}, {}: {:.1f} GB/s DRAM (triad), {:.1f} "
+                          "GFLOP/s FP64, {:g} core{}\n",
+                          device_->name, device_origin_, device_->dram_bandwidth,
+                          device_->fp64_peak, device_->cores, device_->cores == 1 ? "" : "s");
+    else if (prediction_log_ && device_)
+      log_ << fmt::format("  prediction log: model of {}, {}\n", device_->name, device_origin_);
+    else if (prediction_log_)
+      log_ << "  prediction log: " << device_note_ << "\n";
     if (reg.get_bool("Cactus", "cctk_show_schedule")) log_ << setup_.schedule.tree();
   }
 
@@ -745,6 +875,7 @@ void Simulation::run() {
                         how == "time" ? fmt::format("t = {:g}", final_time)
                                       : fmt::format("iteration {}", itlast));
 
+  const long log_every = reg.get_int("IO", "out_every");
   schedule::Progress progress(how == "time" ? -1 : itlast, how == "iteration" ? -1 : final_time,
                               reg.get_real("Saguaro", "progress_every"));
   progress.update(iteration_, time_);
@@ -763,6 +894,7 @@ void Simulation::run() {
     ex.run("EVOL");
     ex.run("POSTSTEP");
     ex.run("ANALYSIS");
+    if (log_every > 0 && iteration_ % log_every == 0) write_prediction_log(false);
     if (rank_ == 0 && reg.get_real("Saguaro", "progress_every") > 0)
       if (std::string line = progress.update(iteration_, time_); !line.empty())
         log_ << line << "\n" << std::flush;
@@ -771,8 +903,12 @@ void Simulation::run() {
   ex.run("TERMINATE");
   if (rank_ == 0) {
     log_ << fmt::format("\nfinished at iteration {}, t = {:.6g}\n", iteration_, time_);
-    if (!norm_vars_.empty() || !hdf5_vars_.empty())
-      log_ << fmt::format("output in {}\n", fs::absolute(out_dir_).lexically_normal().string());
+    const bool logged = write_prediction_log(true);
+    if (!norm_vars_.empty() || !hdf5_vars_.empty() || logged)
+      log_ << fmt::format("output in {}{}\n", fs::absolute(out_dir_).lexically_normal().string(),
+                          logged ? " (`saguaro report` draws predictions.svg from the prediction "
+                                   "log there)"
+                                 : "");
   }
 }
 

@@ -15,14 +15,17 @@
 
 #include "calc/calculation.hpp"
 #include "grid/grid.hpp"
+#include "model/device.hpp"
 #include "param/registry.hpp"
 #include "runtime/kernel.hpp"
 #include "schedule/schedule.hpp"
 
 #include <mpi.h>
 
+#include <chrono>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +39,10 @@ struct Setup {
   param::Registry registry;
   calc::Program program;
   schedule::Schedule schedule;
+  // Saguaro::device_description when it names a file (read and checked here); none for
+  // "auto", which the Simulation resolves once it knows the backend.
+  std::optional<model::Device> device;
+  std::string device_path;
 };
 
 // Reads and checks the .par file and its EDL file. Throws edl::EdlError for user errors.
@@ -43,7 +50,8 @@ Setup load_setup(const std::string& par_path);
 
 class Simulation {
 public:
-  // `log` receives the banner, progress lines and the timer report (rank 0 only).
+  // `log` receives the banner, progress lines, the timer report and the prediction table
+  // (rank 0 only).
   Simulation(Setup setup, MPI_Comm comm, std::ostream& log);
   ~Simulation();
   Simulation(const Simulation&) = delete;
@@ -75,6 +83,8 @@ private:
   bool terminate() const;
   void output_norms();
   void output_hdf5();
+  void choose_device(const std::string& backend);
+  bool write_prediction_log(bool at_end);
   void checkpoint(bool force);
   bool recover();
   void boundary_rhs();
@@ -95,6 +105,8 @@ private:
   std::unique_ptr<grid::GridFunctions> fields_;
   std::vector<std::unique_ptr<runtime::CompiledCalculation>> kernels_;
   std::vector<std::unique_ptr<CalcBinding>> bindings_;
+  // What the backend compiled, one per calculation (the prediction log prices them).
+  std::vector<calc::Mapping> mappings_;
   std::vector<int> evolved_, rhs_; // GridFunctions indices, evolved_[v] <-> rhs_[v]
   std::vector<double> evolved_u0_; // radiative value at infinity per evolved variable
   std::vector<double> parameters_; // the EDL thorn's parameter values, kernel order
@@ -110,6 +122,13 @@ private:
   std::string out_dir_, checkpoint_dir_;
   std::vector<std::string> norm_vars_, hdf5_vars_;
   int last_checkpoint_ = -1;
+
+  // The prediction log (Saguaro::prediction_log): rank 0 writes it.
+  bool prediction_log_ = false;
+  std::optional<model::Device> device_;
+  std::string device_origin_; // the banner's words on where device_ came from
+  std::string device_note_;   // why there is no device_ (the log's note)
+  std::chrono::steady_clock::time_point last_prediction_log_{};
 };
 
 // Output and checkpoint directories as the parameters name them ($parfile expanded,

@@ -1,4 +1,5 @@
-// The generated CUDA kernels against the memory-bandwidth limit of the GPU at hand.
+// The generated CUDA kernels against the memory-bandwidth limit of the GPU at hand, and the
+// performance model's predictions against what was measured.
 //
 // For each benchmark (an EDL file and finite-difference order) and each mapping variant
 // (buffering strategy x block configuration) the right-hand-side calculation runs on an
@@ -9,10 +10,17 @@
 // in the same run (a copy of 2 x 1 GiB arrays through the backend's own copy kernel, read +
 // write counted, median of 20).
 //
-//   bench_cuda [--n 256] [--repeats 30] [--json FILE] [--cache DIR]
+// With --device, every kernel also gets the model's prediction (both combination formulas,
+// with ptxas's registers), and the run ends with the accuracy summary: median and 90th
+// percentile of |predicted - measured| / measured. --replay recomputes the predictions of a
+// recorded run with another (or a changed) description, without a GPU.
+//
+//   bench_cuda [--n 256] [--repeats 30] [--json FILE] [--cache DIR] [--device FILE.yaml|auto]
+//   bench_cuda --replay RUN.json --device FILE.yaml [--json FILE]
 #include "calc/lower.hpp"
 #include "calc/mapping.hpp"
 #include "edl/parser.hpp"
+#include "model/model.hpp"
 #include "runtime/cuda.hpp"
 #include "runtime/kernel.hpp"
 
@@ -25,6 +33,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,10 +48,125 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
+// The q-quantile (0..1) by linear interpolation between order statistics.
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double at = q * double(v.size() - 1);
+  const std::size_t lo = std::size_t(at);
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (at - double(lo)) * (v[hi] - v[lo]);
+}
+
 struct Benchmark {
   std::string name, file;
   int fd_order;
 };
+const std::vector<Benchmark> kBenchmarks = {{"wave2", "par/wave.edl", 2},
+                                            {"wave4", "par/wave.edl", 4},
+                                            {"wave8", "par/wave.edl", 8},
+                                            {"maxwell", "par/maxwell.edl", 4},
+                                            {"microbench", "par/microbench.edl", 4}};
+const std::vector<std::string> kBlocks = {"z 32x8x8",  "z 32x4x16", "z 64x4x8",
+                                          "z 128x2x8", "y 32x8x8",  "z 32x8x32"};
+
+// A benchmark's program and the index of its right-hand-side calculation.
+struct Loaded {
+  calc::Program program;
+  std::size_t rhs = 0;
+};
+const Loaded& load(const std::string& name) {
+  static std::map<std::string, Loaded> cache;
+  if (auto at = cache.find(name); at != cache.end()) return at->second;
+  const Benchmark& b = *std::find_if(kBenchmarks.begin(), kBenchmarks.end(),
+                                     [&](const Benchmark& x) { return x.name == name; });
+  Loaded l;
+  l.program = calc::lower(edl::parse_file(std::string(SAGUARO_SOURCE_DIR) + "/" + b.file),
+                          calc::LowerOptions{b.fd_order});
+  while (l.rhs < l.program.calculations.size() &&
+         l.program.calculations[l.rhs].schedule_bin != "MoL_CalcRHS" &&
+         l.program.calculations[l.rhs].schedule_bin != "evol")
+    ++l.rhs;
+  return cache[name] = std::move(l);
+}
+
+// The mapping variant of a row: strategy `letter` wherever it applies, block `block`.
+calc::Mapping variant(const calc::Calculation& calc, char letter, const std::string& block) {
+  calc::Buffering buf{};
+  calc::buffering_from_letter(letter, buf);
+  return calc::buffered_mapping(calc, buf, calc::parse_block_config(block));
+}
+
+// The model's prediction for a measured kernel row (benchmark, block, buffering, kernel,
+// points, registers, spills, shared bytes), added to the row.
+void predict_row(nlohmann::json& row, const model::Device& device) {
+  const Loaded& l = load(row["benchmark"]);
+  const calc::Calculation& calc = l.program.calculations[l.rhs];
+  const calc::Mapping m = variant(calc, row["buffering"].get<std::string>()[0], row["block"]);
+  const model::KernelProfile k =
+      model::profile_mapping(calc, m).at(row.value("kernel", 0));
+  model::CompiledResources r;
+  r.registers = row["registers"];
+  r.spill_bytes = int(row["spill_stores"]) + int(row["spill_loads"]);
+  r.shared_bytes = row.value("shared_bytes", -1.0);
+  const model::Prediction p = model::predict(k, device, r);
+  const double points = row["points"], measured = row["median_s"];
+  const double hu = p.seconds(points, model::Combination::Hu);
+  const double chemora = p.seconds(points, model::Combination::Chemora);
+  const double scale = points * p.points_per_sm_scale * p.seconds_per_cycle;
+  row["model"] = {{"device", device.name},
+                  {"valid", p.valid},
+                  {"invalid_reason", p.invalid_reason},
+                  {"predicted_hu_s", hu},
+                  {"predicted_chemora_s", chemora},
+                  {"error_hu", (hu - measured) / measured},
+                  {"error_chemora", (chemora - measured) / measured},
+                  {"launch_s", p.T_launch},
+                  {"l2_s", p.T_L2 * scale},
+                  {"dram_s", p.T_GM * scale},
+                  {"latency_s", p.T_lat * scale},
+                  {"issue_s", p.s_i * scale},
+                  {"D_L2", p.D_L2_total},
+                  {"D_GM", p.D_GM_total},
+                  {"blocks_per_sm", p.blocks_per_sm},
+                  {"occupancy", p.occupancy},
+                  {"occupancy_limit", p.occupancy_limit},
+                  {"limiter", p.limiter}};
+}
+
+// Median and 90th percentile of |error| per combination, over all rows and per benchmark.
+nlohmann::json accuracy(const nlohmann::json& rows) {
+  auto summarize = [&](const std::string& bench) {
+    std::vector<double> hu, chemora;
+    for (const auto& r : rows)
+      if (r.contains("model") && (bench.empty() || r["benchmark"] == bench)) {
+        hu.push_back(std::fabs(double(r["model"]["error_hu"])));
+        chemora.push_back(std::fabs(double(r["model"]["error_chemora"])));
+      }
+    return nlohmann::json{{"kernels", hu.size()},
+                          {"hu_median", median(hu)},
+                          {"hu_p90", quantile(hu, 0.9)},
+                          {"chemora_median", median(chemora)},
+                          {"chemora_p90", quantile(chemora, 0.9)}};
+  };
+  nlohmann::json out;
+  out["all"] = summarize("");
+  for (const Benchmark& b : kBenchmarks) {
+    nlohmann::json s = summarize(b.name);
+    if (s["kernels"] != 0) out[b.name] = s;
+  }
+  return out;
+}
+
+void print_accuracy(const nlohmann::json& acc) {
+  std::printf("\nmodel accuracy, |predicted - measured| / measured:\n");
+  std::printf("%-11s %7s %10s %10s %12s %12s\n", "benchmark", "kernels", "hu median", "hu p90",
+              "chem. median", "chem. p90");
+  for (const auto& [name, s] : acc.items())
+    std::printf("%-11s %7d %9.1f%% %9.1f%% %11.1f%% %11.1f%%\n", name.c_str(), int(s["kernels"]),
+                100 * double(s["hu_median"]), 100 * double(s["hu_p90"]),
+                100 * double(s["chemora_median"]), 100 * double(s["chemora_p90"]));
+}
 
 // Device-to-device copy bandwidth (bytes read + written per second), median of `repeats`.
 double copy_bandwidth(runtime::ArraySpace& space, int repeats) {
@@ -62,21 +187,59 @@ double copy_bandwidth(runtime::ArraySpace& space, int repeats) {
   return 2.0 * double(n) * sizeof(double) / median(t);
 }
 
+// --replay: the recorded run's rows predicted again with `device`.
+int replay(const std::string& path, const model::Device& device, const std::string& json_path) {
+  std::ifstream in(path);
+  if (!in) {
+    std::cerr << "bench_cuda: cannot read " << path << "\n";
+    return 2;
+  }
+  nlohmann::json run = nlohmann::json::parse(in);
+  for (auto& row : run["results"]) predict_row(row, device);
+  run["accuracy"] = accuracy(run["results"]);
+  run["device_description"] = device.name;
+  print_accuracy(run["accuracy"]);
+  if (!json_path.empty()) std::ofstream(json_path) << run.dump(1) << "\n";
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   int n = 256, repeats = 30;
-  std::string json_path, cache;
+  std::string json_path, cache, device_path, replay_path;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--n" && i + 1 < argc) n = std::stoi(argv[++i]);
     else if (a == "--repeats" && i + 1 < argc) repeats = std::stoi(argv[++i]);
     else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (a == "--cache" && i + 1 < argc) cache = argv[++i];
+    else if (a == "--device" && i + 1 < argc) device_path = argv[++i];
+    else if (a == "--replay" && i + 1 < argc) replay_path = argv[++i];
     else {
-      std::cerr << "usage: bench_cuda [--n 256] [--repeats 30] [--json FILE] [--cache DIR]\n";
+      std::cerr << "usage: bench_cuda [--n 256] [--repeats 30] [--json FILE] [--cache DIR] "
+                   "[--device FILE.yaml]\n       bench_cuda --replay RUN.json --device FILE.yaml "
+                   "[--json FILE]\n";
       return 2;
     }
+  }
+  std::optional<model::Device> device;
+  auto load_description = [&]() {
+    try {
+      if (!device_path.empty()) device = model::load_device(device_path);
+      return true;
+    } catch (const model::DeviceError& e) {
+      std::cerr << e.what();
+      return false;
+    }
+  };
+  if (!replay_path.empty()) {
+    if (!load_description()) return 2;
+    if (!device) {
+      std::cerr << "bench_cuda: --replay needs --device\n";
+      return 2;
+    }
+    return replay(replay_path, *device, json_path);
   }
   std::string why;
   if (!runtime::cuda::available(&why)) {
@@ -84,6 +247,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   const runtime::cuda::DeviceInfo dev = runtime::cuda::device_info();
+  if (device_path == "auto") { // the description configs/devices has for this GPU
+    device_path = model::find_device_description(dev.name);
+    if (device_path.empty()) std::printf("no description in configs/devices for %s\n", dev.name.c_str());
+  }
+  if (!load_description()) return 2;
   runtime::BackendOptions options;
   options.cache_dir = cache;
   auto backend = runtime::make_backend("cuda", options);
@@ -92,13 +260,10 @@ int main(int argc, char** argv) {
   std::printf("GPU %s (%s), driver %d, NVRTC %s; %d^3 interior, median of %d launches\n",
               dev.name.c_str(), dev.arch().c_str(), dev.driver_version,
               runtime::cuda::nvrtc_version().c_str(), n, repeats);
-  std::printf("device-to-device copy: %.1f GB/s (read + write)\n\n", copy_bw / 1e9);
+  std::printf("device-to-device copy: %.1f GB/s (read + write)\n", copy_bw / 1e9);
+  if (device) std::printf("model: %s (%s)\n", device->name.c_str(), device_path.c_str());
+  std::printf("\n");
 
-  const std::vector<Benchmark> benchmarks = {
-      {"wave2", "par/wave.edl", 2}, {"wave4", "par/wave.edl", 4}, {"wave8", "par/wave.edl", 8},
-      {"microbench", "par/microbench.edl", 4}};
-  const std::vector<std::string> blocks = {"z 32x8x8", "z 32x4x16", "z 64x4x8", "z 128x2x8",
-                                           "y 32x8x8", "z 32x8x32"};
   nlohmann::json out;
   out["gpu"] = dev.name;
   out["arch"] = dev.arch();
@@ -107,19 +272,15 @@ int main(int argc, char** argv) {
   out["n"] = n;
   out["repeats"] = repeats;
   out["copy_bandwidth_GBs"] = copy_bw / 1e9;
+  if (device) out["device_description"] = device_path;
   out["results"] = nlohmann::json::array();
 
-  std::printf("%-11s %-10s %-3s %9s %9s %7s %7s %5s %6s\n", "benchmark", "block", "buf",
-              "time[us]", "GB/s", "%copy", "Gpts/s", "regs", "spill");
-  for (const Benchmark& b : benchmarks) {
-    const calc::Program program =
-        calc::lower(edl::parse_file(std::string(SAGUARO_SOURCE_DIR) + "/" + b.file),
-                    calc::LowerOptions{b.fd_order});
-    std::size_t rhs = 0;
-    while (rhs < program.calculations.size() &&
-           program.calculations[rhs].schedule_bin != "MoL_CalcRHS" &&
-           program.calculations[rhs].schedule_bin != "evol")
-      ++rhs;
+  std::printf("%-11s %-10s %-3s %9s %9s %7s %7s %5s %6s %9s %9s\n", "benchmark", "block", "buf",
+              "time[us]", "GB/s", "%copy", "Gpts/s", "regs", "spill", "hu[us]", "chem[us]");
+  for (const Benchmark& b : kBenchmarks) {
+    const Loaded& loaded = load(b.name);
+    const calc::Program& program = loaded.program;
+    const std::size_t rhs = loaded.rhs;
     const calc::Calculation& calc = program.calculations.at(rhs);
     const runtime::Margin margin = runtime::required_margin(calc);
     const int g = margin.max();
@@ -142,64 +303,73 @@ int main(int argc, char** argv) {
     const double bytes =
         double(calc.inputs.size() + calc.outputs.size()) * double(n) * n * n * sizeof(double);
 
-    for (const std::string& block_text : blocks)
+    for (const std::string& block_text : kBlocks)
       for (char letter : std::string("urbpc")) {
-        calc::Buffering buf{};
-        calc::buffering_from_letter(letter, buf);
-        const calc::BlockConfig block = calc::parse_block_config(block_text);
         std::vector<calc::Mapping> mappings;
         for (const calc::Calculation& c : program.calculations)
-          mappings.push_back(calc::buffered_mapping(c, buf, block));
+          mappings.push_back(variant(c, letter, block_text));
         // Variants where the strategy applies to no input repeat the unbuffered one.
         bool applies = letter == 'u';
         for (const auto& k : mappings[rhs].kernels)
-          for (const auto& [gf, s] : k.buffering) applies = applies || s == buf;
+          for (const auto& [gf, s] : k.buffering) applies = applies || calc::letter(s) == letter;
         if (!applies) continue;
         auto backend_k = runtime::make_backend("cuda", options);
         std::vector<std::unique_ptr<runtime::CompiledCalculation>> compiled;
         try {
           compiled = backend_k->compile(program, mappings);
+          for (int r = 0; r < 3 + repeats; ++r) compiled[rhs]->run(args);
+          backend_k->space().synchronize();
         } catch (const std::exception& e) {
-          std::printf("%-11s %-10s %-3c compile failed: %s\n", b.name.c_str(), block_text.c_str(),
+          std::printf("%-11s %-10s %-3c failed: %s\n", b.name.c_str(), block_text.c_str(),
                       letter, e.what());
           continue;
         }
-        for (int r = 0; r < 3 + repeats; ++r) compiled[rhs]->run(args);
-        backend_k->space().synchronize();
-        std::vector<double> samples;
-        runtime::KernelTiming ptx;
-        for (const runtime::KernelTiming& t : backend_k->kernel_timings())
-          if (t.calculation == int(rhs)) {
-            ptx = t;
-            samples.assign(t.seconds.begin() + std::min<std::size_t>(3, t.seconds.size()),
-                           t.seconds.end());
-          }
-        const double t = median(samples);
-        const double bw = bytes / t;
-        std::printf("%-11s %-10s %-3c %9.1f %9.1f %6.1f%% %7.2f %5d %6d\n", b.name.c_str(),
-                    block_text.c_str(), letter, t * 1e6, bw / 1e9, 100 * bw / copy_bw,
-                    double(n) * n * n / t / 1e9, ptx.registers, ptx.spill_stores);
-        double lo = samples.empty() ? 0 : *std::min_element(samples.begin(), samples.end());
-        double hi = samples.empty() ? 0 : *std::max_element(samples.begin(), samples.end());
-        out["results"].push_back({{"benchmark", b.name},
-                                  {"edl", b.file},
-                                  {"fd_order", b.fd_order},
-                                  {"calculation", calc.name},
-                                  {"block", block_text},
-                                  {"buffering", std::string(1, letter)},
-                                  {"median_s", t},
-                                  {"min_s", lo},
-                                  {"max_s", hi},
-                                  {"samples", samples.size()},
-                                  {"compulsory_bytes", bytes},
-                                  {"bandwidth_GBs", bw / 1e9},
-                                  {"percent_of_copy", 100 * bw / copy_bw},
-                                  {"points_per_s", double(n) * n * n / t},
-                                  {"registers", ptx.registers},
-                                  {"spill_stores", ptx.spill_stores},
-                                  {"spill_loads", ptx.spill_loads}});
+        for (const runtime::KernelTiming& kt : backend_k->kernel_timings()) {
+          if (kt.calculation != int(rhs)) continue;
+          std::vector<double> samples(kt.seconds.begin() +
+                                          std::min<std::size_t>(3, kt.seconds.size()),
+                                      kt.seconds.end());
+          const double t = median(samples);
+          const double bw = bytes / t;
+          double lo = samples.empty() ? 0 : *std::min_element(samples.begin(), samples.end());
+          double hi = samples.empty() ? 0 : *std::max_element(samples.begin(), samples.end());
+          nlohmann::json row = {{"benchmark", b.name},
+                                {"edl", b.file},
+                                {"fd_order", b.fd_order},
+                                {"calculation", calc.name},
+                                {"kernel", kt.kernel},
+                                {"mapping", kt.mapping},
+                                {"block", block_text},
+                                {"buffering", std::string(1, letter)},
+                                {"points", kt.points},
+                                {"median_s", t},
+                                {"min_s", lo},
+                                {"max_s", hi},
+                                {"samples", samples.size()},
+                                {"compulsory_bytes", bytes},
+                                {"bandwidth_GBs", bw / 1e9},
+                                {"percent_of_copy", 100 * bw / copy_bw},
+                                {"points_per_s", double(n) * n * n / t},
+                                {"registers", kt.registers},
+                                {"spill_stores", kt.spill_stores},
+                                {"spill_loads", kt.spill_loads},
+                                {"shared_bytes", kt.shared_bytes}};
+          if (device) predict_row(row, *device);
+          std::printf("%-11s %-10s %-3c %9.1f %9.1f %6.1f%% %7.2f %5d %6d", b.name.c_str(),
+                      block_text.c_str(), letter, t * 1e6, bw / 1e9, 100 * bw / copy_bw,
+                      double(n) * n * n / t / 1e9, kt.registers, kt.spill_stores);
+          if (device)
+            std::printf(" %9.1f %9.1f", double(row["model"]["predicted_hu_s"]) * 1e6,
+                        double(row["model"]["predicted_chemora_s"]) * 1e6);
+          std::printf("\n");
+          out["results"].push_back(std::move(row));
+        }
       }
     for (double* d : arrays) space.release(d);
+  }
+  if (device) {
+    out["accuracy"] = accuracy(out["results"]);
+    print_accuracy(out["accuracy"]);
   }
   if (!json_path.empty()) std::ofstream(json_path) << out.dump(1) << "\n";
   return 0;

@@ -86,6 +86,12 @@ void count_node(const Dag& dag, const Node& n, FlopCounts& f) {
 
 } // namespace
 
+FlopCounts count_flops(const Dag& dag, const std::vector<NodeId>& nodes) {
+  FlopCounts f;
+  for (NodeId id : nodes) count_node(dag, dag.node(id), f);
+  return f;
+}
+
 void analyse(Calculation& calc) {
   std::vector<NodeId> roots;
   for (const Stage& stage : calc.stages)

@@ -89,6 +89,10 @@ struct Calculation {
   int find_grid_function(const std::string& name) const;
 };
 
+// The flops per grid point of evaluating `nodes` (each once; uniform ones are hoisted and
+// free). analyse() counts a whole calculation with it; the model counts one kernel's nodes.
+FlopCounts count_flops(const Dag& dag, const std::vector<NodeId>& nodes);
+
 // Fills the derived fields of `calc` from its DAG and stages.
 void analyse(Calculation& calc);
 

@@ -1,7 +1,9 @@
 // The `saguaro` command line.
 #include "calc/lower.hpp"
 #include "calc/mapping.hpp"
+#include "cli/calibrate.hpp"
 #include "cli/inspect.hpp"
+#include "cli/report.hpp"
 #include "codegen/cpp.hpp"
 #include "codegen/cuda.hpp"
 #include "edl/parser.hpp"
@@ -186,6 +188,32 @@ int main(int argc, char** argv) {
                         "with --emit cuda: compile with NVRTC for sm_90 and print ptxas's "
                         "registers, spills and shared memory per kernel");
 
+  std::string report_dir, report_svg;
+  CLI::App* report_cmd = app.add_subcommand(
+      "report", "draw a run's prediction log (predicted against measured time per kernel) as "
+                "an SVG and print it as a table");
+  report_cmd->add_option("outdir", report_dir, "the run's output directory (IO::out_dir)")
+      ->required();
+  report_cmd->add_option("--out", report_svg, "the SVG file (default OUTDIR/predictions.svg)");
+
+  std::string calibrate_out, calibrate_base;
+  bool calibrate_cpu = false, calibrate_quick = false;
+  CLI::App* calibrate_cmd = app.add_subcommand(
+      "calibrate", "measure this GPU with microbenchmarks (or, with --cpu, this host) and write "
+                   "its device description for the performance model (YAML)");
+  calibrate_cmd->add_option("--out", calibrate_out,
+                            "the YAML file to write (default: standard output)");
+  CLI::Option* calibrate_cpu_flag =
+      calibrate_cmd->add_flag("--cpu", calibrate_cpu, "measure this host's CPU, not the GPU");
+  calibrate_cmd
+      ->add_option("--base", calibrate_base,
+                   "a device description to take the quantities that are not measured from "
+                   "(software parameters, line sizes; with their sources)")
+      ->check(CLI::ExistingFile)
+      ->excludes(calibrate_cpu_flag);
+  calibrate_cmd->add_flag("--quick", calibrate_quick,
+                          "fewer repeats and smaller buffers: seconds, less precise");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -196,7 +224,11 @@ int main(int argc, char** argv) {
   try {
     if (*inspect_cmd) return inspect(edl_file, fd_order, format, expressions, emit_options);
     if (*check_cmd) return check(par_file);
+    if (*calibrate_cmd)
+      return saguaro::cli::calibrate_main(calibrate_out, calibrate_cpu, calibrate_base,
+                                          calibrate_quick);
     if (*params_cmd) return params(params_of);
+    if (*report_cmd) return saguaro::cli::report_main(report_dir, report_svg, std::cout, std::cerr);
     if (!par_file.empty()) return run(par_file);
     std::cout << app.help();
     return 0;

@@ -46,6 +46,10 @@ public:
   int compiler_runs() const { return compiler_runs_; }
   int cache_hits() const { return cache_hits_; }
 
+  // One per compiled calculation (of every compile()): name = the calculation's, mapping
+  // "cpu", kernel 0, every run() timed with steady_clock, points = its last stage's region.
+  std::vector<KernelTiming> kernel_timings() const override;
+
 private:
   const std::string& compiler_identity();
   std::string key_for(const std::string& source);
@@ -55,6 +59,7 @@ private:
   std::string identity_; // filled on first use
   int compiler_runs_ = 0;
   int cache_hits_ = 0;
+  std::vector<std::shared_ptr<KernelTiming>> timings_; // written by the calculations' run()
 };
 
 } // namespace saguaro::runtime

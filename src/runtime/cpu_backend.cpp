@@ -44,14 +44,18 @@ void* symbol(const Library& lib, const std::string& name, const std::string& pat
   return sym;
 }
 
+// A calculation's generated function, timed at every run() for the prediction log: two
+// steady_clock reads and one push_back against a loop nest over the grid.
 class NativeCalculation final : public CompiledCalculation {
 public:
   NativeCalculation(std::shared_ptr<Library> lib, codegen::CpuKernel kernel,
-                    detail::CallShape shape)
-      : lib_(std::move(lib)), kernel_(kernel), shape_(std::move(shape)) {}
+                    detail::CallShape shape, std::shared_ptr<KernelTiming> timing)
+      : lib_(std::move(lib)), kernel_(kernel), shape_(std::move(shape)),
+        timing_(std::move(timing)) {}
 
   void run(const KernelArgs& args) const override {
     if (!detail::check_args(shape_, args)) return;
+    const auto start = std::chrono::steady_clock::now();
     codegen::CpuArgs a{};
     a.fields = args.fields.data();
     for (int d = 0; d < 3; ++d) {
@@ -65,12 +69,20 @@ public:
     a.time = args.time;
     a.parameters = args.parameters.data();
     kernel_(&a);
+    timing_->seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    ++timing_->launches;
+    // The last stage's region: what the roofline prices (earlier stages' extents are a
+    // surface term it leaves out).
+    timing_->points = double(args.hi[0] - args.lo[0]) * double(args.hi[1] - args.lo[1]) *
+                      double(args.hi[2] - args.lo[2]);
   }
 
 private:
   std::shared_ptr<Library> lib_;
   codegen::CpuKernel kernel_;
   detail::CallShape shape_;
+  std::shared_ptr<KernelTiming> timing_; // shared with the backend's kernel_timings()
 };
 
 std::string quote_command(const std::vector<std::string>& argv) {
@@ -213,9 +225,20 @@ CpuBackend::compile(const calc::Program& program) {
   for (std::size_t c = 0; c < program.calculations.size(); ++c) {
     std::string fn = codegen::cpu_function_name(program, c);
     auto kernel = reinterpret_cast<codegen::CpuKernel>(symbol(*lib, fn, object.string()));
-    out.push_back(std::make_unique<NativeCalculation>(lib, kernel,
-                                                      detail::call_shape(program.calculations[c])));
+    auto timing = std::make_shared<KernelTiming>();
+    timing->name = program.calculations[c].name;
+    timing->mapping = "cpu";
+    timing->calculation = int(c);
+    timings_.push_back(timing);
+    out.push_back(std::make_unique<NativeCalculation>(
+        lib, kernel, detail::call_shape(program.calculations[c]), std::move(timing)));
   }
+  return out;
+}
+
+std::vector<KernelTiming> CpuBackend::kernel_timings() const {
+  std::vector<KernelTiming> out;
+  for (const auto& t : timings_) out.push_back(*t);
   return out;
 }
 

@@ -1,5 +1,6 @@
 // The CPU backend's compile cache, its error paths and the shape of the code it generates; the
-// interpreter backend against calc::run_calculation; required_margin; argument checks.
+// interpreter backend against calc::run_calculation; required_margin; argument checks; the
+// timing of every run.
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -351,6 +352,41 @@ TEST(RunChecks, RegionsThatDoNotFitAndMissingArgumentsAreRejected) {
     EXPECT_NO_THROW(compiled[1]->run(empty.args));
     EXPECT_EQ(empty.data, patch.data);
   }
+}
+
+// ============================================================== timings
+
+// Every run() of a compiled calculation is timed, one KernelTiming per calculation (the
+// prediction log's measured side); calls over an empty region compute nothing and count not.
+TEST(CpuTimings, EveryRunOfEveryCalculationIsTimed) {
+  calc::Program p = lower_file("par/wave.edl", 4);
+  runtime::CpuBackend backend(suite_options());
+  EXPECT_TRUE(backend.kernel_timings().empty());
+  auto compiled = backend.compile(p);
+  const calc::Calculation& c = p.calculations[1];
+  Patch patch = make_patch(c, runtime::required_margin(c));
+  patch.args.parameters = parameter_values(p, false);
+  compiled[1]->run(patch.args);
+  compiled[1]->run(patch.args);
+  Patch empty = clone(patch);
+  empty.args.hi = empty.args.lo;
+  compiled[1]->run(empty.args);
+
+  const std::vector<runtime::KernelTiming> timings = backend.kernel_timings();
+  ASSERT_EQ(timings.size(), p.calculations.size());
+  for (std::size_t i = 0; i < timings.size(); ++i) {
+    EXPECT_EQ(timings[i].name, p.calculations[i].name);
+    EXPECT_EQ(timings[i].mapping, "cpu");
+    EXPECT_EQ(timings[i].calculation, int(i));
+    EXPECT_EQ(timings[i].kernel, 0);
+    EXPECT_EQ(timings[i].registers, -1);
+  }
+  const runtime::KernelTiming& t = timings[1];
+  EXPECT_EQ(t.launches, 2);
+  ASSERT_EQ(t.seconds.size(), 2u);
+  EXPECT_GT(t.seconds[0], 0);
+  EXPECT_EQ(t.points, 12.0 * 10 * 9); // make_patch's interior: the last stage's region
+  EXPECT_EQ(timings[0].launches, 0);
 }
 
 } // namespace

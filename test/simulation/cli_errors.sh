@@ -68,6 +68,10 @@ expect no_edl 2:22 "no EDL file" <<PAR
 ActiveThorns = "Saguaro"
 Saguaro::equations = "no-such-file.edl"
 PAR
+expect no_device_description 3:1 "no device description" <<PAR
+$head
+Saguaro::device_description = "no-such-device.yaml"
+PAR
 
 if (( failures > 0 )); then echo "$failures failures"; exit 1; fi
 echo "all error cases report file:line:col with status 2"

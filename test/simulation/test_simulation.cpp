@@ -3,6 +3,7 @@
 #include "simulation_support.hpp"
 
 #include "io/io.hpp"
+#include "io/predictions.hpp"
 #include "runtime/cuda.hpp"
 
 #include <gtest/gtest.h>
@@ -13,8 +14,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <numbers>
+#include <set>
+#include <sstream>
 
 namespace saguaro::test {
 namespace {
@@ -368,6 +370,146 @@ TEST(Backend, CudaWithoutAGpuIsAParError) {
   EXPECT_EQ(sim.iteration(), 2);
   if (world_rank() == 0) {
     EXPECT_NE(run_log.str().find("backend cpu,"), std::string::npos) << run_log.str();
+  }
+}
+
+// The prediction log of a CPU run: one record per calculation that ran (the analysis
+// calculation too, since IO::out_every = 1), each measured and predicted by the host's
+// roofline measured at start; the table closes the run's log. `saguaro report` on such a
+// directory is the CLI test cli.report_of_a_run.
+TEST(PredictionLog, CpuRunLogsEveryCalculationThatRan) {
+  SharedTempDir dir("predictions");
+  write_file(dir / "p.par", wave_par(8, 4,
+                                     {{"Cactus::terminate", quoted("iteration")},
+                                      {"Cactus::cctk_itlast", "3"},
+                                      {"IO::out_every", "1"},
+                                      {"IO::out_dir", quoted(dir / "out")}}));
+  std::ostringstream log;
+  {
+    host::Simulation sim(host::load_setup(dir / "p.par"), MPI_COMM_WORLD, log);
+    sim.run();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() != 0) return; // rank 0 writes the log
+  const std::vector<io::PredictionRecord> records = io::read_predictions(dir / "out");
+  std::set<std::string> names;
+  for (const io::PredictionRecord& r : records) {
+    names.insert(r.calculation);
+    EXPECT_EQ(r.backend, "cpu");
+    EXPECT_EQ(r.mapping, "cpu");
+    EXPECT_EQ(r.ranks, world_size());
+    EXPECT_EQ(r.iteration, 3);
+    EXPECT_GT(r.launches, 0) << r.name;
+    EXPECT_GT(r.points, 0) << r.name;
+    EXPECT_GT(r.measured_median, 0) << r.name;
+    EXPECT_GT(r.predicted_hu, 0) << r.name;
+    EXPECT_TRUE(std::isfinite(r.error_hu)) << r.name;
+    EXPECT_TRUE(r.note.empty()) << r.note;
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"wave_init", "wave_rhs", "wave_energy"}));
+  EXPECT_EQ(records.size(), 3u);
+  for (const io::PredictionRecord& r : records) {
+    if (r.calculation == "wave_rhs") {
+      EXPECT_EQ(r.launches, 12); // 3 steps of RK4
+    }
+  }
+
+  // The TSV has the same rows.
+  std::istringstream tsv(read_file(dir / "out/predictions.tsv"));
+  std::string line;
+  int rows = 0;
+  while (std::getline(tsv, line)) rows += !line.empty() && line[0] != '#';
+  EXPECT_EQ(rows, 3);
+
+  const std::string text = log.str();
+  EXPECT_NE(text.find(", measured at start: "), std::string::npos) << text;
+  EXPECT_NE(text.find("Prediction log: "), std::string::npos) << text;
+  if (world_size() > 1) {
+    EXPECT_NE(text.find("rank 0's kernels of " + std::to_string(world_size()) + " ranks"),
+              std::string::npos)
+        << text;
+  }
+}
+
+// Saguaro::device_description names a file relative to the .par file: its roofline is the
+// one used. A missing file and a GPU's description for the CPU backend are .par errors; the
+// interpreter and prediction_log = no write no log.
+TEST(PredictionLog, DeviceDescriptionFromTheParFile) {
+  SharedTempDir dir("predictions-device");
+  write_file(dir / "host.yaml",
+             "name: \"test host\"\n"
+             "kind: cpu\n"
+             "quantities:\n"
+             "  cores: {value: 1, unit: count, source: \"test\"}\n"
+             "  fp64_peak: {value: 1, unit: GFLOP/s, source: \"test\"}\n"
+             "  dram_bandwidth: {value: 1000, unit: GB/s, source: \"test\"}\n");
+  const Settings short_run = {{"Cactus::terminate", quoted("iteration")},
+                              {"Cactus::cctk_itlast", "1"},
+                              {"IO::out_dir", quoted(dir / "out")}};
+  auto with = [&](Settings more) {
+    for (const auto& [k, v] : short_run) more.emplace(k, v);
+    return wave_par(8, 4, more);
+  };
+  write_file(dir / "p.par", with({{"Saguaro::device_description", quoted("host.yaml")}}));
+  std::ostringstream log;
+  {
+    host::Simulation sim(host::load_setup(dir / "p.par"), MPI_COMM_WORLD, log);
+    sim.run();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) {
+    EXPECT_NE(log.str().find("prediction log: roofline of test host, from " + dir / "host.yaml"),
+              std::string::npos)
+        << log.str();
+    const std::vector<io::PredictionRecord> records = io::read_predictions(dir / "out");
+    ASSERT_FALSE(records.empty());
+    for (const io::PredictionRecord& r : records) {
+      EXPECT_EQ(r.device, "test host");
+      // 1 GFLOP/s against 1000 GB/s: every calculation with flops is compute-bound.
+      EXPECT_EQ(r.limiter, "FP64") << r.name;
+      EXPECT_NEAR(r.predicted_hu, r.issue, 1e-12 * r.issue) << r.name;
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  // Each case its own file: a rank that has thrown must not rewrite one another still reads.
+  auto par_error = [&](const std::string& name, const Settings& settings) {
+    write_file(dir / name, with(settings));
+    std::ostringstream quiet;
+    try {
+      host::Simulation sim(host::load_setup(dir / name), MPI_COMM_WORLD, quiet);
+    } catch (const edl::EdlError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  std::string missing =
+      par_error("missing.par", {{"Saguaro::device_description", quoted("nowhere.yaml")}});
+  EXPECT_NE(missing.find("missing.par:"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("no device description"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("nowhere.yaml"), std::string::npos) << missing;
+  std::string gpu = par_error(
+      "gpu.par", {{"Saguaro::device_description", quoted(source("configs/devices/h100.yaml"))}});
+  EXPECT_NE(gpu.find("describes a GPU"), std::string::npos) << gpu;
+  EXPECT_NE(gpu.find("the backend is cpu"), std::string::npos) << gpu;
+
+  // No log: the interpreter has no timings; prediction_log = no asks for none.
+  const std::map<std::string, std::pair<std::string, std::string>> quiet_runs = {
+      {"interpreter", {"Saguaro::backend", quoted("interpreter")}},
+      {"off", {"Saguaro::prediction_log", "no"}}};
+  for (const auto& [name, setting] : quiet_runs) {
+    Settings settings = short_run;
+    settings[setting.first] = setting.second;
+    settings["IO::out_dir"] = quoted(dir / name);
+    write_file(dir / (name + ".par"), wave_par(8, 4, settings));
+    std::ostringstream quiet;
+    {
+      host::Simulation sim(host::load_setup(dir / (name + ".par")), MPI_COMM_WORLD, quiet);
+      sim.run();
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    EXPECT_FALSE(std::filesystem::exists(dir / (name + "/predictions.tsv"))) << name;
+    EXPECT_EQ(quiet.str().find("rediction log"), std::string::npos) << quiet.str();
   }
 }
 

@@ -60,6 +60,7 @@ public:
       t.name = k.name;
       t.mapping = k.mapping;
       t.calculation = k.calculation;
+      t.kernel = k.kernel;
       t.shared_bytes = k.shared_bytes;
       if (auto report = compiled.kernels.find(k.name); report != compiled.kernels.end()) {
         const PtxasReport& r = report->second;
@@ -92,7 +93,9 @@ public:
   CUfunction function(std::size_t kernel) const { return functions_[kernel]; }
 
   // Launches kernel `kernel` (an index into generated().kernels), timed.
-  void launch(std::size_t kernel, const std::array<unsigned, 3>& grid, void** params) {
+  // `points`: the grid points it computes (the region grown by its stage's extents).
+  void launch(std::size_t kernel, const std::array<unsigned, 3>& grid, void** params,
+              double points) {
     Driver& d = Driver::get();
     const codegen::CudaKernel& k = generated_.kernels[kernel];
     CUevent start = event(), end = event();
@@ -112,6 +115,7 @@ public:
     }
     SAGUARO_CU(d, cuEventRecord(end, d.stream()));
     ++timings_[kernel].launches;
+    timings_[kernel].points = points;
     pending_.push_back({kernel, start, end});
     collect(pending_.size() > kMaxPendingTimings);
   }
@@ -254,7 +258,10 @@ public:
         parameters[p] = args.parameters[std::size_t(index_p)];
         params.push_back(&parameters[p]);
       }
-      module_->launch(index, grid, params.data());
+      double points = 1;
+      for (int a = 0; a < 3; ++a)
+        points *= double(args.hi[a] + k.extent_hi[a] - (args.lo[a] - k.extent_lo[a]));
+      module_->launch(index, grid, params.data(), points);
     }
   }
 

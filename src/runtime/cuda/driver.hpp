@@ -43,6 +43,8 @@ namespace saguaro::runtime::cuda {
   X(cuFuncSetAttribute, PFN_cuFuncSetAttribute_v9000)                                             \
   X(cuFuncGetAttribute, PFN_cuFuncGetAttribute_v2020)                                             \
   X(cuLaunchKernel, PFN_cuLaunchKernel_v4000)                                                     \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                                                  \
+    PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050)                                        \
   X(cuEventCreate, PFN_cuEventCreate_v2000)                                                       \
   X(cuEventRecord, PFN_cuEventRecord_v2000)                                                       \
   X(cuEventQuery, PFN_cuEventQuery_v2000)                                                         \

@@ -1,0 +1,327 @@
+// The performance model (model.hpp). Formulas follow Hu, Koppelman & Brandt, Table IV, with
+// the paper's names; each departure from the paper is marked "Beyond the paper" with why.
+#include "model/model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace saguaro::model {
+
+using calc::Buffering;
+
+StencilShape stencil_shape(const std::vector<calc::Offset>& offsets, int iteration_axis) {
+  const int e = iteration_axis, f = 3 - iteration_axis;
+  StencilShape s;
+  if (offsets.empty()) return s;
+  int xmin = 0, xmax = 0;
+  int fmin = offsets[0][f], fmax = fmin, emin = offsets[0][e], emax = emin;
+  for (const calc::Offset& o : offsets) {
+    xmin = std::min(xmin, o[0]);
+    xmax = std::max(xmax, o[0]);
+    fmin = std::min(fmin, o[f]);
+    fmax = std::max(fmax, o[f]);
+    emin = std::min(emin, o[e]);
+    emax = std::max(emax, o[e]);
+    const bool on_x = o[0] != 0, on_f = o[f] != 0, on_e = o[e] != 0;
+    if (on_x && !on_e && !on_f) ++s.r_x;
+    else if (!on_e && on_f) ++s.r_f;
+    else if (on_e && !on_x && !on_f) ++s.r_e;
+    else if (on_e) ++s.r_o;
+  }
+  s.s_xn = -xmin;
+  s.s_xp = xmax;
+  s.s_x = s.s_xn + s.s_xp;
+  s.s_f = fmax - fmin;
+  s.s_e = emax - emin;
+  s.r = s.r_x + s.r_f + s.r_e + s.r_o;
+  s.offsets = int(offsets.size());
+  return s;
+}
+
+std::vector<KernelProfile> profile_mapping(const calc::Calculation& calc,
+                                           const calc::Mapping& mapping) {
+  const std::vector<calc::KernelPlan> plans = calc::plan_kernels(calc, mapping);
+  std::vector<KernelProfile> out;
+  for (std::size_t k = 0; k < plans.size(); ++k) {
+    const calc::KernelMapping& km = mapping.kernels[k];
+    const calc::KernelPlan& plan = plans[k];
+    KernelProfile p;
+    p.description = calc::to_string(calc, km);
+    p.block = km.block;
+    for (const calc::InputStencil& in : plan.inputs) {
+      KernelProfile::Input input;
+      input.grid_function = in.grid_function;
+      input.name = calc.grid_functions[std::size_t(in.grid_function)].name;
+      input.offsets = in.offsets;
+      if (auto b = km.buffering.find(in.grid_function); b != km.buffering.end())
+        input.strategy = b->second;
+      p.inputs.push_back(std::move(input));
+    }
+    for (calc::NodeId t : plan.temporaries_in) // read at the point only, unbuffered
+      p.inputs.push_back({-1, fmt::format("tmp{}", t), {calc::Offset{0, 0, 0}},
+                          Buffering::Unbuffered});
+    p.stores = int(plan.outputs.size() + km.temporaries.size());
+    p.flops = calc::count_flops(calc.dag, plan.nodes);
+    // n_reg^inter: a rough estimate (values live at once grow with the arithmetic, slowly);
+    // ptxas's count replaces it whenever the kernel has been compiled.
+    long arithmetic = 0;
+    for (calc::NodeId id : plan.nodes) {
+      const calc::Node& n = calc.dag.node(id);
+      if (!n.uniform && n.op != calc::Op::Load) ++arithmetic;
+    }
+    p.intermediate_registers = 4 + int(std::min<long>(arithmetic, 96) / 2);
+    const calc::Stage& stage = calc.stages[std::size_t(km.stage)];
+    p.extent_lo = stage.extent_lo;
+    p.extent_hi = stage.extent_hi;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+const char* to_string(Combination c) { return c == Combination::Hu ? "hu" : "chemora"; }
+
+double Prediction::seconds(double points, Combination c) const {
+  const double per_point = c == Combination::Hu ? T_hu : T_chemora;
+  return T_launch + points * points_per_sm_scale * per_point * seconds_per_cycle;
+}
+
+namespace {
+
+// The paper's round-to-line operators: ceil(a)^<C> = ceil(a / LS) LS, and the "+" form that
+// charges half a line more for a row that need not start on a line boundary.
+double round_line(double a, double line) { return std::ceil(a / line) * line; }
+double round_line_plus(double a, double line) { return std::ceil(a / line + 0.5) * line; }
+
+// sqrt of a supply-and-demand ratio for the capacity-miss terms (1 - sqrt(R)): the paper has
+// capacity misses only when R < 1, so the ratio is capped at 1 (no negative misses).
+double sqrt_supply(double r) { return std::sqrt(std::clamp(r, 0.0, 1.0)); }
+
+} // namespace
+
+Prediction predict(const KernelProfile& kernel, const Device& d,
+                   const CompiledResources& compiled) {
+  Prediction p;
+  const calc::BlockConfig& blk = kernel.block;
+  const double tx = blk.tx, tf = blk.tf, tee = blk.tee, plane = tx * tf;
+  const int threads = blk.threads();
+  const double LS_L2 = d.LS_L2(), LS_c = d.LS_c();
+
+  // Which inputs take which path. Beyond the paper: where plain global loads are cached in
+  // L1 (compute capability >= 7.0), strategy u takes the read-only path's formulas too.
+  struct In {
+    StencilShape s;
+    Buffering b;
+  };
+  std::vector<In> U, R, B, P, C;
+  for (const KernelProfile::Input& input : kernel.inputs) {
+    In in{stencil_shape(input.offsets, blk.iteration_axis), input.strategy};
+    switch (input.strategy) {
+    case Buffering::Unbuffered: (d.global_loads_cached_in_l1 != 0 ? C : U).push_back(in); break;
+    case Buffering::Register: R.push_back(in); break;
+    case Buffering::Shared: B.push_back(in); break;
+    case Buffering::Plus: P.push_back(in); break;
+    case Buffering::ReadOnly: C.push_back(in); break;
+    }
+  }
+  std::size_t plain = 0, readonly = 0; // counted by the strategy the user chose
+  for (const KernelProfile::Input& input : kernel.inputs) {
+    if (input.strategy == Buffering::Unbuffered) ++plain;
+    if (input.strategy == Buffering::ReadOnly) ++readonly;
+  }
+
+  // --- Table IVd: resources and the occupancy they allow ----------------------------------
+  double reg_elements = kernel.intermediate_registers + double(plain + B.size() + readonly);
+  for (const auto* set : {&R, &P})
+    for (const In& in : *set) reg_elements += 1 + in.s.s_e;
+  p.M_reg = plane * reg_elements;
+  for (const In& in : B) p.M_smem += (in.s.s_x + tx) * (in.s.s_f + tf) * (in.s.s_e + 1);
+  for (const In& in : P) p.M_smem += (in.s.s_x + tx) * (in.s.s_f + tf);
+  p.registers_from_ptxas = compiled.registers > 0;
+  p.registers_per_thread = p.registers_from_ptxas ? compiled.registers
+                                                  : int(std::ceil(2 * reg_elements));
+  if (p.registers_from_ptxas) p.M_reg = double(compiled.registers) * threads / 2;
+  p.spill_bytes = compiled.spill_bytes;
+  const double smem_bytes = compiled.shared_bytes >= 0 ? compiled.shared_bytes : 8 * p.M_smem;
+
+  auto invalid = [&](std::string why) {
+    p.valid = false;
+    p.invalid_reason = std::move(why);
+  };
+  if (threads > d.max_threads_per_block)
+    invalid(fmt::format("{} threads per block; the device allows {}", threads,
+                        d.max_threads_per_block));
+  else if (smem_bytes > d.shared_memory_per_block)
+    invalid(fmt::format("needs {:.1f} KiB of shared memory per block; the device allows {:.0f} KiB",
+                        smem_bytes / 1024, d.shared_memory_per_block / 1024));
+  else if (p.M_reg > d.K_reg())
+    invalid(fmt::format("needs {:.0f} registers per block; the register file holds {:.0f}",
+                        2 * p.M_reg, d.registers_per_sm));
+
+  // Resident blocks per SM: the smallest of the limits, and which one it is.
+  const double warp = d.warp_size > 0 ? d.warp_size : 32;
+  const double warps = std::ceil(threads / warp);
+  const double unit = d.register_allocation_unit > 0 ? d.register_allocation_unit : 1;
+  const double regs_per_warp = std::ceil(p.registers_per_thread * warp / unit) * unit;
+  struct Limit {
+    double blocks;
+    const char* name;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const Limit limits[] = {
+      {std::floor(d.max_threads_per_sm / (warps * warp)), "threads"},
+      {d.max_blocks_per_sm, "blocks"},
+      {std::floor(d.registers_per_sm / (regs_per_warp * warps)), "registers"},
+      {smem_bytes > 0 ? std::floor(d.shared_memory_per_sm / smem_bytes) : inf, "shared memory"},
+  };
+  const Limit* tight = &limits[0];
+  for (const Limit& l : limits)
+    if (l.blocks < tight->blocks) tight = &l;
+  p.blocks_per_sm = int(std::max(0.0, tight->blocks));
+  p.occupancy_limit = tight->name;
+  p.occupancy = p.blocks_per_sm * warps / (d.max_threads_per_sm / warp);
+  if (p.valid && p.blocks_per_sm == 0)
+    invalid(fmt::format("no block fits on an SM ({} per thread, {:.1f} KiB shared per block)",
+                        p.registers_per_thread, smem_bytes / 1024));
+  const double resident = std::max(1, p.blocks_per_sm);
+
+  // K_roc. Beyond the paper: on GPUs where L1 and shared memory are one array (Volta on),
+  // the read-only cache is what the resident blocks' shared memory leaves of it.
+  p.K_roc = d.readonly_cache_per_sm / 8;
+  if (d.unified_l1_shared_per_sm > 0)
+    p.K_roc = std::clamp((d.unified_l1_shared_per_sm - resident * smem_bytes) / 8, 0.0, p.K_roc);
+
+  // --- Table IVa: L2 <-> SM traffic [elements per grid point] -------------------------------
+  p.alpha = round_line(tx, LS_L2) / tx;
+  const double alpha = p.alpha;
+  for (const In& in : U) p.D_L2_u += in.s.offsets * alpha; // (1 + r_i) alpha: one per offset
+  for (const In& in : R) p.D_L2_r += (1 + in.s.s_e / tee) * alpha;
+  for (const In& in : B)
+    p.D_L2_b += round_line_plus(in.s.s_x + tx, LS_L2) * (in.s.s_f + tf) * (in.s.s_e + tee) /
+                (plane * tee);
+  for (const In& in : P)
+    p.D_L2_p += alpha * (in.s.r_o + 1 + in.s.s_e / tee + in.s.s_f / tf) +
+                (round_line(in.s.s_xn, LS_L2) + round_line(in.s.s_xp, LS_L2)) / tx;
+  for (const In& in : C) p.M_roc += round_line_plus(in.s.s_x + tx, LS_c) * (1 + in.s.s_f) * tf;
+  // Beyond the paper: every resident block keeps its own lines in the SM's cache.
+  p.R_SND_RO = p.M_roc > 0 ? p.K_roc / (resident * p.M_roc) : inf;
+  double c_misses = 0;
+  for (const In& in : C) c_misses += (in.s.r_e + in.s.r_o) * (1 - sqrt_supply(p.R_SND_RO)) * plane;
+  p.D_L2_c = C.empty() ? 0 : (p.M_roc + c_misses) / plane;
+  p.D_L2_store = alpha * kernel.stores;
+  // Spilled values go to local memory through L1 and L2 (ptxas's bytes per thread; a thread
+  // computes one point per iteration).
+  const double spill = compiled.spill_bytes / 8.0;
+  p.D_L2_total = p.D_L2_u + p.D_L2_r + p.D_L2_b + p.D_L2_p + p.D_L2_c + p.D_L2_store + spill;
+
+  // --- Table IVb: DRAM traffic [elements per grid point] ----------------------------------
+  for (const In& in : U) p.M_L2_u += round_line_plus(in.s.s_x + tx, LS_L2) * (1 + in.s.s_f) * tf;
+  p.M_L2_r = double(R.size()) * round_line_plus(tx, LS_L2) * tf;
+  for (const auto* set : {&B, &P})
+    for (const In& in : *set) p.M_L2_bp += round_line_plus(in.s.s_x + tx, LS_L2) * (tf + in.s.s_f);
+  for (const In& in : C)
+    p.M_L2_c += round_line_plus(in.s.s_x + tx, LS_c) *
+                (p.R_SND_RO > 1 ? tf + in.s.s_f
+                                : (1 + in.s.s_f) * tf * (1 - sqrt_supply(p.R_SND_RO)));
+  const double l2_demand = d.sm_count * (p.M_L2_u + p.M_L2_r + p.M_L2_bp + p.M_L2_c);
+  p.R_SND_L2 = l2_demand > 0 ? d.K_L2() / l2_demand : inf;
+  const double l2_miss = 1 - sqrt_supply(p.R_SND_L2);
+  double u_misses = 0, cm = 0;
+  for (const In& in : U) u_misses += (in.s.r_e + in.s.r_o) * l2_miss * plane;
+  for (const In& in : C) cm += (in.s.r_e + in.s.r_o) * l2_miss * plane;
+  p.D_GM_u = U.empty() ? 0 : (p.M_L2_u + u_misses) / plane;
+  p.D_GM_c = C.empty() ? 0 : (p.M_L2_c + cm) / plane;
+  // Beyond the paper: every element read comes from DRAM at least once, however well the
+  // caches reuse it. Without this floor M_c^L2 vanishes as R_SND^RO approaches 1 from below.
+  p.D_GM_u = std::max(p.D_GM_u, alpha * double(U.size()));
+  p.D_GM_c = std::max(p.D_GM_c, alpha * double(C.size()));
+  p.D_GM_total = p.D_GM_u + p.D_L2_r + p.D_L2_b + p.D_L2_p + p.D_GM_c + p.D_L2_store;
+
+  // --- Table IVc: exposed latency [cycles per grid point per SM] ---------------------------
+  double shared_loads = 0;
+  for (const In& in : B) shared_loads += in.s.r;
+  for (const In& in : P) shared_loads += in.s.r_x + in.s.r_f;
+  const long n_fp = kernel.flops.total();
+  p.N_g = std::ceil(p.D_GM_total / d.parallel_global);
+  p.N_L2 = std::ceil(p.D_L2_total / d.parallel_l2);
+  p.N_s = std::ceil(shared_loads / d.parallel_shared);
+  p.N_b = std::ceil(double(B.size() + P.size()) / d.parallel_barrier);
+  p.N_c = std::ceil(p.D_L2_c / d.parallel_readonly);
+  // The published T_lat line is garbled; n_fp L_f enters as N_f = ceil(n_fp / lambda_f),
+  // like every other term (lambda_f is listed in Table IIIb for this).
+  p.N_f = std::ceil(double(n_fp) / d.parallel_fp);
+  p.latency_per_block =
+      (p.N_g * d.dram_latency + p.N_L2 * d.l2_latency + p.N_s * d.shared_latency +
+       p.N_b * d.barrier_latency + p.N_c * d.readonly_latency + p.N_f * d.fp_latency +
+       d.iteration_overhead) /
+      plane;
+  // Beyond the paper: resident blocks hide each other's latency; with one block per SM this
+  // is the paper's T_lat.
+  p.T_lat = p.latency_per_block / resident;
+
+  // --- Chemora's issue term s_i = sum_c n_c / theta_c -----------------------------------
+  const calc::FlopCounts& fl = kernel.flops;
+  double load_store = kernel.stores;
+  for (const In& in : U) load_store += in.s.offsets;
+  for (const In& in : C) load_store += in.s.offsets;
+  for (const In& in : R) load_store += 1 + in.s.s_e / tee;
+  for (const In& in : B)
+    load_store += in.s.offsets + round_line_plus(in.s.s_x + tx, 1) * (in.s.s_f + tf) *
+                                     (in.s.s_e + tee) / (plane * tee) * 2; // fill: load + store
+  for (const In& in : P)
+    load_store += in.s.r_o + 1 + in.s.s_e / tee + in.s.r_x + in.s.r_f + (in.s.s_x + tx) *
+                                                                           (in.s.s_f + tf) / plane;
+  // A fused multiply-add is one instruction for an add and a mul.
+  const double fp = double(fl.add + fl.mul - fl.fma + fl.other);
+  p.s_i = fp / d.fp64_rate + fl.div / d.fp64_div_rate + fl.sqrt / d.fp64_sqrt_rate +
+          fl.transcendental / d.fp64_special_rate + load_store / d.load_store_rate;
+
+  // --- eq. 2 and the combinations ---------------------------------------------------------
+  p.T_L2 = p.D_L2_total / d.W_L2();
+  p.T_GM = p.D_GM_total / d.W_GM();
+  p.T_data = std::max(p.T_L2, p.T_GM);
+  // Beyond the paper: eq. 1 has no issue term, but no kernel runs faster than its
+  // instructions issue (Chemora's s_i), so s_i bounds it from below.
+  p.T_hu = std::max(p.s_i, d.beta * std::max(p.T_data, p.T_lat) + (1 - d.beta) * (p.T_data + p.T_lat) / 2);
+  const double parts[] = {p.T_data, p.T_lat, p.s_i};
+  const double biggest = *std::max_element(std::begin(parts), std::end(parts));
+  p.T_chemora = biggest + d.chemora_overlap * (p.T_data + p.T_lat + p.s_i - biggest);
+  p.T_launch = d.launch_overhead * 1e-6;
+  p.seconds_per_cycle = d.clock_ghz > 0 ? 1e-9 / d.clock_ghz : 0;
+  p.points_per_sm_scale = d.sm_count > 0 ? 1 / d.sm_count : 0;
+
+  const std::pair<double, const char*> named[] = {
+      {p.T_GM, "DRAM"}, {p.T_L2, "L2"}, {p.T_lat, "latency"}, {p.s_i, "issue"}};
+  p.limiter = std::max_element(std::begin(named), std::end(named),
+                               [](const auto& a, const auto& b) { return a.first < b.first; })
+                  ->second;
+  return p;
+}
+
+double CpuPrediction::seconds(double points) const {
+  return points * std::max(T_memory, T_compute);
+}
+
+CpuPrediction predict_cpu(const calc::Calculation& calc, const Device& host) {
+  CpuPrediction p;
+  // Compulsory traffic: inputs read once, outputs written once; an intermediate grid function
+  // of a multi-stage calculation is written once and read once more.
+  std::set<int> intermediates;
+  for (const calc::Stage& stage : calc.stages)
+    for (const calc::Store& s : stage.stores)
+      if (calc.grid_functions[std::size_t(s.grid_function)].role ==
+          calc::GridFunctionRole::Intermediate)
+        intermediates.insert(s.grid_function);
+  p.bytes_per_point =
+      8.0 * double(calc.inputs.size() + calc.outputs.size() + 2 * intermediates.size());
+  p.flops_per_point = double(calc.flops.total());
+  p.T_memory = host.dram_bandwidth > 0 ? p.bytes_per_point / (host.dram_bandwidth * 1e9) : 0;
+  p.T_compute = host.fp64_peak > 0 ? p.flops_per_point / (host.fp64_peak * 1e9) : 0;
+  p.limiter = p.T_memory >= p.T_compute ? "DRAM" : "FP64";
+  return p;
+}
+
+} // namespace saguaro::model

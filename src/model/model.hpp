@@ -1,0 +1,124 @@
+// The performance model: how long one kernel of a mapping takes on a device, and why, before
+// any code runs. A pure function of (kernel, device, ptxas's report when there is one), kept
+// apart from the mapper that searches with it (as Halide keeps its cost model apart from its
+// autoscheduler).
+//
+// GPU: Hu, Koppelman & Brandt (Sec. V, Tables II and IV, eq. 1-2) with Chemora's issue term and
+// its combination formula. Quantities are per grid point, per SM, in the paper's units:
+// elements (8 bytes) and cycles; a launch over N points takes
+//   T_launch + (N / N_SM) * T / clock.
+// CPU: a roofline, max(compulsory bytes / DRAM bandwidth, flops / FP64 peak).
+//
+// Where the model goes beyond the paper it says so next to the formula (docs/model.md lists
+// every such choice).
+#pragma once
+
+#include "calc/calculation.hpp"
+#include "calc/mapping.hpp"
+#include "model/device.hpp"
+
+#include <string>
+#include <vector>
+
+namespace saguaro::model {
+
+// Table IIb for one input grid function of a kernel, relative to the kernel's iteration axis.
+struct StencilShape {
+  int s_xn = 0, s_xp = 0, s_x = 0; // magnitudes of the most negative / positive x offset; sum
+  int s_f = 0, s_e = 0;            // extent (max - min) along f and e
+  int r_x = 0, r_f = 0, r_e = 0, r_o = 0, r = 0; // reuse counts (offsets by alignment)
+  int offsets = 0;                               // |S|: loads per point when unbuffered
+};
+StencilShape stencil_shape(const std::vector<calc::Offset>& offsets, int iteration_axis);
+
+// Table IIa plus the inputs: what the model knows about one kernel.
+struct KernelProfile {
+  struct Input {
+    int grid_function = -1; // Calculation::grid_functions index; -1 for a temporary
+    std::string name;
+    std::vector<calc::Offset> offsets;
+    calc::Buffering strategy = calc::Buffering::Unbuffered;
+  };
+  std::string description; // the kernel's mapping in short form
+  calc::BlockConfig block;
+  std::vector<Input> inputs;  // grid functions then temporaries read
+  int stores = 0;             // n_gf^st: grid functions and temporaries written
+  calc::FlopCounts flops;     // n_fp by class
+  int intermediate_registers = 0; // n_reg^inter (elements), an estimate from the DAG
+  std::array<int, 3> extent_lo{0, 0, 0}, extent_hi{0, 0, 0}; // its stage's extents
+};
+
+// Profiles of every kernel of `mapping` (checked by plan_kernels; throws calc::MappingError).
+std::vector<KernelProfile> profile_mapping(const calc::Calculation& calc,
+                                           const calc::Mapping& mapping);
+
+// What ptxas reported for the compiled kernel.
+struct CompiledResources {
+  int registers = -1;          // per thread; -1: not compiled, the model estimates
+  int spill_bytes = 0;         // spill stores + loads, per thread
+  double shared_bytes = -1;    // per block, static + dynamic; -1: the model's M_smem
+};
+
+enum class Combination {
+  Hu,      // eq. 1: T_launch + beta max(T_data, T_lat) + (1 - beta)(T_data + T_lat)/2,
+           // at least the issue time s_i
+  Chemora, // T_launch + max(s_d, s_L, s_i) + 0.35 (s_d + s_L + s_i - max)
+};
+const char* to_string(Combination c);
+
+struct Prediction {
+  bool valid = true;
+  std::string invalid_reason; // "needs 70 KiB of shared memory per block, the device allows 48"
+
+  // Table IVa: traffic between L2 and the SMs [elements per grid point].
+  double alpha = 1;
+  double D_L2_u = 0, D_L2_r = 0, D_L2_b = 0, D_L2_p = 0, D_L2_c = 0, D_L2_store = 0;
+  double D_L2_total = 0;
+  double M_roc = 0, R_SND_RO = 0; // read-only cache demand [elements per block], supply ratio
+  // Table IVb: traffic at DRAM [elements per grid point].
+  double D_GM_u = 0, D_GM_c = 0, D_GM_total = 0;
+  double M_L2_u = 0, M_L2_r = 0, M_L2_bp = 0, M_L2_c = 0; // [elements per block]
+  double R_SND_L2 = 0;
+  // Table IVc: latency.
+  double N_g = 0, N_L2 = 0, N_s = 0, N_b = 0, N_c = 0, N_f = 0;
+  double latency_per_block = 0; // (sum N L + L_m) / (t_x t_f): the paper's T_lat [cycles/pt]
+  // Table IVd: resources, and the occupancy they allow.
+  double M_reg = 0;  // registers of one block [elements]
+  double M_smem = 0; // shared memory of one block [elements]
+  int registers_per_thread = 0;
+  bool registers_from_ptxas = false;
+  int spill_bytes = 0;
+  int blocks_per_sm = 0;
+  double occupancy = 0;        // resident warps / the SM's maximum
+  std::string occupancy_limit; // "registers", "shared memory", "threads", "blocks"
+  double K_roc = 0;            // read-only / L1 capacity left [elements]
+
+  // Times [cycles per grid point per SM].
+  double T_L2 = 0, T_GM = 0, T_data = 0; // eq. 2
+  double T_lat = 0;  // latency_per_block / blocks_per_sm: resident blocks overlap
+  double s_i = 0;    // Chemora's issue time
+  double T_hu = 0;      // eq. 1 without T_launch (at least s_i)
+  double T_chemora = 0; // Chemora's formula without T_launch
+  double T_launch = 0;  // [seconds]
+  std::string limiter;  // "DRAM", "L2", "latency", "issue"
+  double seconds_per_cycle = 0;
+  double points_per_sm_scale = 0; // 1 / N_SM
+
+  // The predicted seconds of one launch over `points` grid points.
+  double seconds(double points, Combination c = Combination::Hu) const;
+};
+
+Prediction predict(const KernelProfile& kernel, const Device& device,
+                   const CompiledResources& compiled = {});
+
+// The CPU backend's roofline for one calculation (all its stages as one loop nest).
+struct CpuPrediction {
+  double bytes_per_point = 0; // compulsory: each input read once, each output written once
+  double flops_per_point = 0;
+  double T_memory = 0, T_compute = 0; // [seconds per point]
+  std::string limiter;                // "DRAM" or "FP64"
+  double seconds(double points) const;
+};
+CpuPrediction predict_cpu(const calc::Calculation& calc, const Device& host);
+
+} // namespace saguaro::model
