@@ -8,6 +8,7 @@
 #include "calc/lower.hpp"
 #include "edl/parser.hpp"
 #include "runtime/kernel.hpp"
+#include "runtime/statistics.hpp"
 
 #include <fmt/format.h>
 #include <omp.h>
@@ -23,11 +24,6 @@
 using namespace saguaro;
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 struct Result {
   std::string calc, backend;
@@ -89,7 +85,7 @@ int main(int argc, char** argv) {
         times.push_back(
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       }
-      Result res{calc.name, backend_name, median(times), 0, reps};
+      Result res{calc.name, backend_name, runtime::median(times), 0, reps};
       res.points_per_second = double(n) * n * n / res.seconds;
       results.push_back(res);
     }

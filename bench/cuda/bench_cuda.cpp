@@ -23,6 +23,7 @@
 #include "model/model.hpp"
 #include "runtime/cuda.hpp"
 #include "runtime/kernel.hpp"
+#include "runtime/statistics.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -42,20 +43,9 @@ using namespace saguaro;
 
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  if (v.empty()) return 0;
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-// The q-quantile (0..1) by linear interpolation between order statistics.
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double at = q * double(v.size() - 1);
-  const std::size_t lo = std::size_t(at);
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (at - double(lo)) * (v[hi] - v[lo]);
+// Order statistics of what may be no values at all (a benchmark without rows): 0 then.
+double quantile_or_zero(const std::vector<double>& v, double q) {
+  return v.empty() ? 0 : runtime::quantile(v, q);
 }
 
 struct Benchmark {
@@ -113,7 +103,7 @@ void predict_row(nlohmann::json& row, const model::Device& device) {
   const double points = row["points"], measured = row["median_s"];
   const double hu = p.seconds(points, model::Combination::Hu);
   const double chemora = p.seconds(points, model::Combination::Chemora);
-  const double scale = points * p.points_per_sm_scale * p.seconds_per_cycle;
+  const model::Prediction::LaunchParts parts = p.parts(points);
   row["model"] = {{"device", device.name},
                   {"valid", p.valid},
                   {"invalid_reason", p.invalid_reason},
@@ -121,11 +111,11 @@ void predict_row(nlohmann::json& row, const model::Device& device) {
                   {"predicted_chemora_s", chemora},
                   {"error_hu", (hu - measured) / measured},
                   {"error_chemora", (chemora - measured) / measured},
-                  {"launch_s", p.T_launch},
-                  {"l2_s", p.T_L2 * scale},
-                  {"dram_s", p.T_GM * scale},
-                  {"latency_s", p.T_lat * scale},
-                  {"issue_s", p.s_i * scale},
+                  {"launch_s", parts.launch},
+                  {"l2_s", parts.l2},
+                  {"dram_s", parts.dram},
+                  {"latency_s", parts.latency},
+                  {"issue_s", parts.issue},
                   {"D_L2", p.D_L2_total},
                   {"D_GM", p.D_GM_total},
                   {"blocks_per_sm", p.blocks_per_sm},
@@ -144,10 +134,10 @@ nlohmann::json accuracy(const nlohmann::json& rows) {
         chemora.push_back(std::fabs(double(r["model"]["error_chemora"])));
       }
     return nlohmann::json{{"kernels", hu.size()},
-                          {"hu_median", median(hu)},
-                          {"hu_p90", quantile(hu, 0.9)},
-                          {"chemora_median", median(chemora)},
-                          {"chemora_p90", quantile(chemora, 0.9)}};
+                          {"hu_median", quantile_or_zero(hu, 0.5)},
+                          {"hu_p90", quantile_or_zero(hu, 0.9)},
+                          {"chemora_median", quantile_or_zero(chemora, 0.5)},
+                          {"chemora_p90", quantile_or_zero(chemora, 0.9)}};
   };
   nlohmann::json out;
   out["all"] = summarize("");
@@ -184,7 +174,7 @@ double copy_bandwidth(runtime::ArraySpace& space, int repeats) {
   }
   space.release(a);
   space.release(b);
-  return 2.0 * double(n) * sizeof(double) / median(t);
+  return 2.0 * double(n) * sizeof(double) / runtime::median(t);
 }
 
 // --replay: the recorded run's rows predicted again with `device`.
@@ -329,7 +319,7 @@ int main(int argc, char** argv) {
           std::vector<double> samples(kt.seconds.begin() +
                                           std::min<std::size_t>(3, kt.seconds.size()),
                                       kt.seconds.end());
-          const double t = median(samples);
+          const double t = quantile_or_zero(samples, 0.5);
           const double bw = bytes / t;
           double lo = samples.empty() ? 0 : *std::min_element(samples.begin(), samples.end());
           double hi = samples.empty() ? 0 : *std::max_element(samples.begin(), samples.end());

@@ -2,6 +2,7 @@
 
 #include "model/model.hpp"
 #include "runtime/disk_cache.hpp"
+#include "runtime/statistics.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -82,12 +83,6 @@ std::string tsv_cell(std::string s) {
   return s;
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 void clear_prediction(PredictionRecord& r) {
   r.predicted_hu = r.predicted_chemora = kNaN;
   r.launch = r.l2 = r.dram = r.data = r.latency = r.issue = kNaN;
@@ -95,8 +90,7 @@ void clear_prediction(PredictionRecord& r) {
   r.limiter.clear();
 }
 
-// The GPU model's prediction of one kernel, parts converted from cycles per point per SM to
-// seconds per launch the way Prediction::seconds converts the total.
+// The GPU model's prediction of one kernel, with its parts in seconds per launch.
 void predict_gpu(PredictionRecord& r, const model::KernelProfile& profile,
                  const runtime::KernelTiming& t, const model::Device& device) {
   model::CompiledResources compiled;
@@ -112,13 +106,13 @@ void predict_gpu(PredictionRecord& r, const model::KernelProfile& profile,
   }
   r.predicted_hu = p.seconds(r.points, model::Combination::Hu);
   r.predicted_chemora = p.seconds(r.points, model::Combination::Chemora);
-  const double per_cycle = r.points * p.points_per_sm_scale * p.seconds_per_cycle;
-  r.launch = p.T_launch;
-  r.l2 = p.T_L2 * per_cycle;
-  r.dram = p.T_GM * per_cycle;
-  r.data = p.T_data * per_cycle;
-  r.latency = p.T_lat * per_cycle;
-  r.issue = p.s_i * per_cycle;
+  const model::Prediction::LaunchParts parts = p.parts(r.points);
+  r.launch = parts.launch;
+  r.l2 = parts.l2;
+  r.dram = parts.dram;
+  r.data = parts.data;
+  r.latency = parts.latency;
+  r.issue = parts.issue;
   r.limiter = p.limiter;
   r.occupancy = p.occupancy;
   if (r.registers < 0) r.registers = p.registers_per_thread;
@@ -195,7 +189,7 @@ std::vector<PredictionRecord> prediction_records(const calc::Program& program,
     if (t.seconds.empty()) {
       r.measured_median = r.measured_min = r.measured_max = kNaN;
     } else {
-      r.measured_median = median_of(t.seconds);
+      r.measured_median = runtime::median(t.seconds);
       const auto [lo, hi] = std::minmax_element(t.seconds.begin(), t.seconds.end());
       r.measured_min = *lo;
       r.measured_max = *hi;

@@ -89,6 +89,12 @@ double Prediction::seconds(double points, Combination c) const {
   return T_launch + points * points_per_sm_scale * per_point * seconds_per_cycle;
 }
 
+Prediction::LaunchParts Prediction::parts(double points) const {
+  // cycles per point per SM -> seconds of a launch over `points`, as in seconds()
+  const double scale = points * points_per_sm_scale * seconds_per_cycle;
+  return {T_launch, T_L2 * scale, T_GM * scale, T_data * scale, T_lat * scale, s_i * scale};
+}
+
 namespace {
 
 // The paper's round-to-line operators: ceil(a)^<C> = ceil(a / LS) LS, and the "+" form that

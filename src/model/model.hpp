@@ -106,6 +106,12 @@ struct Prediction {
 
   // The predicted seconds of one launch over `points` grid points.
   double seconds(double points, Combination c = Combination::Hu) const;
+
+  // The parts of that launch in seconds: T_launch and each per-point term scaled as the total.
+  struct LaunchParts {
+    double launch = 0, l2 = 0, dram = 0, data = 0, latency = 0, issue = 0;
+  };
+  LaunchParts parts(double points) const;
 };
 
 Prediction predict(const KernelProfile& kernel, const Device& device,

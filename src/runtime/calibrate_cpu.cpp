@@ -10,6 +10,7 @@
 //    AVX-512 exists, so the wider rate would be one the generated code never reaches.
 // Each is the median of repeats (turbo ramps, other processes and page faults hit single runs).
 #include "runtime/calibrate.hpp"
+#include "runtime/statistics.hpp"
 
 #include <fmt/format.h>
 #include <omp.h>
@@ -36,12 +37,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 std::string read_line(const std::string& path) {

@@ -13,6 +13,7 @@
 
 #include "runtime/cuda.hpp"
 #include "runtime/cuda/driver.hpp"
+#include "runtime/statistics.hpp"
 
 #include <fmt/format.h>
 
@@ -297,13 +298,6 @@ constexpr unsigned kRateThreads = 256;      // __launch_bounds__ of the rate ker
 constexpr std::size_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
 constexpr std::size_t kPage = 2 * MiB;  // the GPU's large page (the DRAM chase's unit)
 constexpr std::size_t kChaseLine = 128; // one chain node per 128-byte line: no two share a line
-
-double median(std::vector<double> v) {
-  if (v.empty()) throw std::logic_error("calibrate: median of nothing");
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 std::string size_text(std::size_t bytes) {
   if (bytes >= GiB && bytes % GiB == 0) return fmt::format("{} GiB", bytes / GiB);
