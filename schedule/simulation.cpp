@@ -4,8 +4,11 @@
 #include "edl/parser.hpp"
 #include "io/io.hpp"
 #include "io/predictions.hpp"
+#include "mapper/mapper.hpp"
+#include "mapper/mapping_file.hpp"
 #include "runtime/calibrate.hpp"
 #include "runtime/cuda.hpp"
+#include "runtime/statistics.hpp"
 
 #include <fmt/format.h>
 
@@ -201,6 +204,34 @@ Setup load_setup(const std::string& par_path) {
     }
   }
 
+  // A fixed mapping file is read here too, so `saguaro check` finds its errors.
+  setup.fixed_mappings.assign(setup.program.calculations.size(), std::nullopt);
+  if (setup.registry.get_keyword("Saguaro", "mapper") == "fixed") {
+    const std::string file = setup.registry.get_string("Saguaro", "mapping_file");
+    if (file.empty())
+      par_error(setup, "Saguaro", "mapper",
+                "Saguaro::mapper = \"fixed\" needs Saguaro::mapping_file",
+                {{{}, "`saguaro map FILE.edl --device D.yaml --save F` writes one"}});
+    fs::path path = file;
+    if (path.is_relative()) path = fs::path(par_path).parent_path() / path;
+    setup.mapping_path = path.lexically_normal().string();
+    if (!fs::is_regular_file(path))
+      par_error(setup, "Saguaro", "mapping_file",
+                fmt::format("no mapping file '{}'", setup.mapping_path),
+                {{{}, "Saguaro::mapping_file is relative to the .par file's directory"}});
+    try {
+      const mapper::MappingFile mf = mapper::load_mapping_file(setup.mapping_path, setup.program);
+      for (const mapper::MappingFileEntry& e : mf.entries)
+        for (std::size_t i = 0; i < setup.program.calculations.size(); ++i)
+          if (setup.program.calculations[i].name == e.calculation)
+            setup.fixed_mappings[i] = e.mapping;
+    } catch (const mapper::MappingFileError& e) {
+      par_error(setup, "Saguaro", "mapping_file",
+                fmt::format("the mapping file '{}' does not read", setup.mapping_path),
+                {{{}, e.what()}});
+    }
+  }
+
   setup.schedule = schedule::Schedule::with_builtin_components();
   for (const calc::Calculation& c : setup.program.calculations)
     setup.schedule.add(schedule_item(c, setup.program.thorn));
@@ -359,8 +390,8 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
 
   choose_device(backend);
 
-  // Compile.
-  mappings_ = cuda_mappings();
+  // Map and compile.
+  mappings_ = choose_mappings(backend);
   kernels_ = backend_->compile(program, mappings_);
 
   for (std::size_t i = 0; i < program.calculations.size(); ++i) {
@@ -481,6 +512,206 @@ std::vector<calc::Mapping> Simulation::cuda_mappings() const {
   return mappings;
 }
 
+// The mappings the backend compiles, one per calculation (Saguaro::mapper):
+//   default  Saguaro::cuda_block and cuda_buffering for every kernel (cuda_mappings());
+//   fixed    the mapping file read by load_setup, the default for calculations it omits;
+//   model, exhaustive  on the cuda backend, the mapper's choice for this GPU's description
+//            and rank 0's patch (or the mapping cache's), the same on every rank: rank 0
+//            maps and broadcasts its choice (and Saguaro::mapper_verify's candidates) as
+//            mapping-file text. Other backends run the default partition: the model is a
+//            GPU model.
+std::vector<calc::Mapping> Simulation::choose_mappings(const std::string& backend) {
+  const param::Registry& reg = setup_.registry;
+  const calc::Program& program = setup_.program;
+  const std::string word = reg.get_keyword("Saguaro", "mapper");
+  std::vector<calc::Mapping> out = cuda_mappings();
+  candidates_.assign(program.calculations.size(), {});
+  if (word == "default") return out;
+  if (word == "fixed") {
+    int n = 0;
+    for (std::size_t i = 0; i < out.size(); ++i)
+      if (setup_.fixed_mappings[i]) {
+        out[i] = *setup_.fixed_mappings[i];
+        ++n;
+      }
+    mapper_log_.push_back(fmt::format("mapper: fixed, {} of {} calculation(s) from {}", n,
+                                      out.size(), setup_.mapping_path));
+    return out;
+  }
+  if (backend != "cuda") {
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = calc::default_mapping(program.calculations[i]);
+    return out;
+  }
+
+  const int verify = int(reg.get_int("Saguaro", "mapper_verify"));
+  constexpr const char* kSeparator = "\n#---saguaro-mapping-candidate---\n";
+  std::string text, error;
+  if (rank_ == 0) {
+    try {
+      std::optional<model::Device> device = device_;
+      std::string origin = device_origin_;
+      if (!device) {
+        const std::string gpu = runtime::cuda::device_info().name;
+        const std::string path = model::find_device_description(gpu);
+        if (!path.empty()) {
+          device = model::load_device(path);
+          origin = "from " + path;
+        } else {
+          mapper_log_.push_back(fmt::format(
+              "mapper: no device description in configs/devices/ is for {}: default mappings "
+              "(`saguaro calibrate` measures one; Saguaro::device_description names it)",
+              gpu));
+        }
+      }
+      if (device) {
+        mapper::MapperOptions options;
+        options.method = word == "exhaustive" ? mapper::Method::Exhaustive : mapper::Method::Model;
+        const grid::Index3 n = decomposition_->patch().size();
+        options.grid = {n[0], n[1], n[2]};
+        options.runners_up = std::max(5, verify);
+        mapper::MappingCache cache(reg.get_string("Saguaro", "cache_dir"));
+        const bool use_cache = reg.get_bool("Saguaro", "mapping_cache") && verify == 0;
+        std::vector<mapper::MappingFile> files(std::size_t(std::max(1, verify)));
+        for (std::size_t i = 0; i < program.calculations.size(); ++i) {
+          const calc::Calculation& c = program.calculations[i];
+          std::vector<calc::Mapping> chosen;
+          std::string how;
+          if (auto hit = use_cache ? cache.lookup(program, c, *device, options.grid, word)
+                                   : std::nullopt) {
+            chosen.push_back(*hit);
+            how = "from the mapping cache";
+          } else {
+            const mapper::MapResult r = mapper::map_calculation(c, *device, options);
+            chosen.push_back(r.best.mapping);
+            for (const auto& m : r.runners_up) chosen.push_back(m.mapping);
+            how = fmt::format("predicted {:.3f} ms; search {:.1f} ms, {} model calls",
+                              r.best.seconds * 1e3, r.stats.seconds * 1e3, r.stats.model_calls);
+            if (reg.get_bool("Saguaro", "mapping_cache")) try {
+                cache.store(program, c, *device, options.grid, word, r.best.mapping,
+                            r.best.seconds);
+              } catch (const std::exception& e) { // a cache that cannot be written costs a search
+                mapper_log_.push_back(fmt::format("mapper: not cached: {}", e.what()));
+              }
+          }
+          mapper_log_.push_back(fmt::format("mapper: {}: {} ({})", c.name,
+                                            calc::to_string(c, chosen.front()), how));
+          for (std::size_t j = 0; j < files.size(); ++j)
+            files[j].entries.push_back({c.name, mapper::calculation_hash(c), 0,
+                                        chosen[std::min(j, chosen.size() - 1)]});
+        }
+        mapper_log_.insert(mapper_log_.begin(),
+                           fmt::format("mapper: {} on {} ({}), {}x{}x{} points per patch", word,
+                                       device->name, origin, n[0], n[1], n[2]));
+        for (std::size_t j = 0; j < files.size(); ++j)
+          text += (j ? kSeparator : "") + mapper::format_mapping_file(program, files[j]);
+      }
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  // Every rank takes rank 0's choice (or its error).
+  auto broadcast = [this](std::string& s) {
+    unsigned long size = s.size();
+    MPI_Bcast(&size, 1, MPI_UNSIGNED_LONG, 0, comm_);
+    s.resize(size);
+    MPI_Bcast(s.data(), int(size), MPI_CHAR, 0, comm_);
+  };
+  broadcast(error);
+  if (!error.empty()) throw calc::MappingError("the mapper failed: " + error);
+  broadcast(text);
+  if (text.empty()) return out;
+  std::vector<std::string> parts;
+  for (std::size_t at = 0;;) {
+    const std::size_t next = text.find(kSeparator, at);
+    parts.push_back(text.substr(at, next == std::string::npos ? std::string::npos : next - at));
+    if (next == std::string::npos) break;
+    at = next + std::string(kSeparator).size();
+  }
+  for (std::size_t j = 0; j < parts.size(); ++j) {
+    const mapper::MappingFile mf = mapper::parse_mapping_file(parts[j], "<mapper>", program);
+    for (const mapper::MappingFileEntry& e : mf.entries)
+      for (std::size_t i = 0; i < program.calculations.size(); ++i)
+        if (program.calculations[i].name == e.calculation) {
+          if (j == 0) out[i] = e.mapping;
+          if (verify > 0) {
+            auto& list = candidates_[i];
+            const std::string key = calc::to_string(program.calculations[i], e.mapping);
+            bool seen = false;
+            for (const auto& m : list) seen |= calc::to_string(program.calculations[i], m) == key;
+            if (!seen) list.push_back(e.mapping);
+          }
+        }
+  }
+  return out;
+}
+
+// Saguaro::mapper_verify: each candidate mapping of a calculation is compiled and timed over
+// this rank's patch (a warm-up launch, then 5 timed, wall clock around a synchronised launch,
+// the median; the slowest rank counts), the calculation's outputs saved before and restored
+// after so that the state is untouched; the fastest candidate is kept. The CUDA backend's
+// timings of every candidate stay in the prediction log.
+void Simulation::verify_mappings() {
+  const calc::Program& program = setup_.program;
+  runtime::ArraySpace& space = fields_->space();
+  const std::size_t points = std::size_t(decomposition_->patch().alloc()[0]) *
+                             std::size_t(decomposition_->patch().alloc()[1]) *
+                             std::size_t(decomposition_->patch().alloc()[2]);
+  bool changed = false;
+  for (std::size_t i = 0; i < program.calculations.size(); ++i) {
+    const std::vector<calc::Mapping>& list = candidates_[i];
+    if (list.size() < 2) continue;
+    const CalcBinding& b = *bindings_[i];
+    std::vector<std::pair<double*, double*>> saved; // (field, copy)
+    for (int f : b.outputs) {
+      double* copy = space.allocate(points);
+      space.copy(copy, fields_->data(f), points);
+      saved.push_back({fields_->data(f), copy});
+    }
+    std::vector<double> seconds;
+    for (const calc::Mapping& m : list) {
+      std::vector<calc::Mapping> mappings = mappings_;
+      mappings[i] = m;
+      auto compiled = backend_->compile(program, mappings);
+      CalcBinding trial = b;
+      trial.kernel = compiled[i].get();
+      trial.rhs = true; // no ghost exchange while timing
+      std::vector<double> runs;
+      for (int r = 0; r < 6; ++r) {
+        space.synchronize();
+        const auto t0 = std::chrono::steady_clock::now();
+        run_calculation(trial);
+        space.synchronize();
+        if (r > 0)
+          runs.push_back(
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      double t = runtime::median(runs);
+      MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm_);
+      seconds.push_back(t);
+    }
+    for (const auto& [field, copy] : saved) {
+      space.copy(field, copy, points);
+      space.release(copy);
+    }
+    const std::size_t best =
+        std::size_t(std::min_element(seconds.begin(), seconds.end()) - seconds.begin());
+    const calc::Calculation& c = program.calculations[i];
+    std::string line = fmt::format("mapper_verify: {}:", c.name);
+    for (std::size_t j = 0; j < list.size(); ++j)
+      line += fmt::format(" {}{:.3f} ms{}", j == 0 ? "[model's] " : "", seconds[j] * 1e3,
+                          j == best ? " (kept)" : "");
+    mapper_log_.push_back(line);
+    if (rank_ == 0) log_ << "  " << line << "\n";
+    if (best != 0) {
+      mappings_[i] = list[best];
+      changed = true;
+    }
+  }
+  if (!changed) return;
+  kernels_ = backend_->compile(program, mappings_);
+  for (std::size_t i = 0; i < bindings_.size(); ++i) bindings_[i]->kernel = kernels_[i].get();
+}
+
 // The description the prediction log predicts with: the one Saguaro::device_description names
 // (for the backend's kind of hardware), else for the cuda backend the configs/devices/ file
 // whose name is the GPU's, for the cpu backend the host's roofline measured now. Only rank 0
@@ -553,7 +784,7 @@ bool Simulation::write_prediction_log(bool at_end) {
   source.iteration = iteration_;
   std::vector<io::PredictionRecord> records;
   try {
-    records = io::prediction_records(setup_.program, mappings_, timings, source);
+    records = io::prediction_records(setup_.program, mappings_, timings, source, candidates_);
     io::write_predictions(out_dir_, records);
   } catch (const std::exception& e) {
     log_ << "saguaro: the prediction log was not written: " << e.what() << "\n";
@@ -850,6 +1081,7 @@ void Simulation::run() {
                         reg.get_keyword("MoL", "ODE_Method"));
     if (const std::string summary = backend_->compile_summary(); !summary.empty())
       log_ << "  " << summary << "\n";
+    for (const std::string& line : mapper_log_) log_ << "  " << line << "\n";
     if (prediction_log_ && device_ && device_->kind == "cpu")
       log_ << fmt::format("  prediction log: roofline of {}, {}: {:.1f} GB/s DRAM (triad), {:.1f} "
                           "GFLOP/s FP64, {:g} core{}\n",
@@ -870,6 +1102,8 @@ void Simulation::run() {
   } else {
     executor_->run("MoL_PostStep"); // ghosts and outer boundaries of the recovered state
   }
+  // The empirical finish runs on the initial (or recovered) state, which it leaves as it was.
+  verify_mappings();
   if (rank_ == 0)
     log_ << fmt::format("  dt = {:g}; running to {}\n", dt_,
                         how == "time" ? fmt::format("t = {:g}", final_time)

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "calc/calculation.hpp"
+#include "calc/mapping.hpp"
 #include "grid/grid.hpp"
 #include "model/device.hpp"
 #include "param/registry.hpp"
@@ -43,6 +44,10 @@ struct Setup {
   // "auto", which the Simulation resolves once it knows the backend.
   std::optional<model::Device> device;
   std::string device_path;
+  // Saguaro::mapping_file when Saguaro::mapper = "fixed" (read and checked here): one mapping
+  // per calculation it names; the others take the default.
+  std::vector<std::optional<calc::Mapping>> fixed_mappings;
+  std::string mapping_path;
 };
 
 // Reads and checks the .par file and its EDL file. Throws edl::EdlError for user errors.
@@ -78,6 +83,8 @@ private:
   void run_calculation(const CalcBinding& binding);
   std::vector<double> parameter_values() const;
   std::vector<calc::Mapping> cuda_mappings() const;
+  std::vector<calc::Mapping> choose_mappings(const std::string& backend);
+  void verify_mappings();
   bool output_due(int every) const;
   bool analysis_due() const;
   bool terminate() const;
@@ -107,6 +114,10 @@ private:
   std::vector<std::unique_ptr<CalcBinding>> bindings_;
   // What the backend compiled, one per calculation (the prediction log prices them).
   std::vector<calc::Mapping> mappings_;
+  // Saguaro::mapper_verify: per calculation, the mappings to time at start (the chosen one
+  // first), the same on every rank.
+  std::vector<std::vector<calc::Mapping>> candidates_;
+  std::vector<std::string> mapper_log_; // the banner's lines on what the mapper did
   std::vector<int> evolved_, rhs_; // GridFunctions indices, evolved_[v] <-> rhs_[v]
   std::vector<double> evolved_u0_; // radiative value at infinity per evolved variable
   std::vector<double> parameters_; // the EDL thorn's parameter values, kernel order

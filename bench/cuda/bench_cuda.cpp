@@ -17,6 +17,7 @@
 //
 //   bench_cuda [--n 256] [--repeats 30] [--json FILE] [--cache DIR] [--device FILE.yaml|auto]
 //   bench_cuda --replay RUN.json --device FILE.yaml [--json FILE]
+#include "device_patch.hpp"
 #include "calc/lower.hpp"
 #include "calc/mapping.hpp"
 #include "edl/parser.hpp"
@@ -272,24 +273,8 @@ int main(int argc, char** argv) {
     const calc::Program& program = loaded.program;
     const std::size_t rhs = loaded.rhs;
     const calc::Calculation& calc = program.calculations.at(rhs);
-    const runtime::Margin margin = runtime::required_margin(calc);
-    const int g = margin.max();
-    runtime::KernelArgs args;
-    args.alloc = {n + 2 * g, n + 2 * g, n + 2 * g};
-    args.lo = {g, g, g};
-    args.hi = {g + n, g + n, g + n};
-    args.spacing = {1.0 / n, 1.0 / n, 1.0 / n};
-    for (const calc::Parameter& p : program.parameters) args.parameters.push_back(p.default_value);
-    const std::size_t points = std::size_t(args.alloc[0]) * args.alloc[1] * args.alloc[2];
     std::vector<double*> arrays;
-    std::vector<double> init(points);
-    for (std::size_t gf = 0; gf < calc.grid_functions.size(); ++gf) {
-      for (std::size_t i = 0; i < points; ++i) init[i] = std::sin(0.001 * double(i) + double(gf));
-      double* d = space.allocate(points);
-      space.from_host(d, init.data(), points);
-      arrays.push_back(d);
-    }
-    args.fields = arrays;
+    runtime::KernelArgs args = bench::device_patch(program, calc, n, space, arrays);
     const double bytes =
         double(calc.inputs.size() + calc.outputs.size()) * double(n) * n * n * sizeof(double);
 

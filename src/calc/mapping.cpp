@@ -82,11 +82,7 @@ bool buffering_applies(Buffering b, const std::vector<Offset>& offsets, int e, b
   return true; // b: any stencil with reuse
 }
 
-namespace {
-
-// Nodes evaluated for `roots`, stopping at `cut` (values loaded from temporaries), in
-// increasing id order; the cut nodes met are returned in `loaded`.
-std::vector<NodeId> evaluated(const Dag& dag, const std::vector<NodeId>& roots,
+std::vector<NodeId> evaluated_nodes(const Dag& dag, const std::vector<NodeId>& roots,
                               const std::set<NodeId>& cut, std::vector<NodeId>& loaded) {
   std::vector<char> seen(dag.size(), 0);
   std::vector<NodeId> stack(roots.begin(), roots.end()), out;
@@ -108,7 +104,76 @@ std::vector<NodeId> evaluated(const Dag& dag, const std::vector<NodeId>& roots,
   return out;
 }
 
-} // namespace
+
+KernelPlan plan_kernel(const Calculation& calc, const KernelMapping& km,
+                       const std::set<NodeId>& available, int k) {
+  auto error = [&calc](int kernel, const std::string& what) {
+    return MappingError("mapping of calculation '" + calc.name + "', kernel " +
+                        std::to_string(kernel) + ": " + what);
+  };
+  const Dag& dag = calc.dag;
+  if (km.stage < 0 || km.stage >= int(calc.stages.size()))
+    throw error(k, "stage " + std::to_string(km.stage) + " does not exist (the calculation has " +
+                       std::to_string(calc.stages.size()) + ")");
+  KernelPlan plan;
+  std::set<int> outputs;
+  for (int st : km.stores) {
+    if (st < 0 || st >= int(calc.stages[km.stage].stores.size()))
+      throw error(k, "store " + std::to_string(st) + " does not exist in stage " +
+                         std::to_string(km.stage));
+    const Store& store = calc.stages[km.stage].stores[st];
+    plan.roots.push_back(store.value);
+    outputs.insert(store.grid_function);
+  }
+  for (NodeId t : km.temporaries) {
+    if (t >= dag.size()) throw error(k, "temporary node " + std::to_string(t) + " does not exist");
+    const Node& n = dag.node(t);
+    if (n.uniform || n.op == Op::Constant)
+      throw error(k, "temporary node " + std::to_string(t) +
+                         " is uniform over the grid; it needs no array");
+    if (n.op == Op::Load)
+      throw error(k, "temporary node " + std::to_string(t) + " is a load of " +
+                         calc.grid_functions[n.index].name + "; it needs no copy");
+    plan.roots.push_back(t);
+  }
+  plan.nodes = evaluated_nodes(dag, plan.roots, available, plan.temporaries_in);
+  for (NodeId t : km.temporaries)
+    if (!std::binary_search(plan.nodes.begin(), plan.nodes.end(), t))
+      throw error(k, "temporary node " + std::to_string(t) +
+                         " is not computed by this kernel (an earlier kernel stores it)");
+
+  std::map<int, std::set<Offset>> offsets;
+  for (NodeId id : plan.nodes) {
+    const Node& n = dag.node(id);
+    if (n.op == Op::Load) offsets[n.index].insert(n.offset);
+  }
+  for (const auto& [g, set] : offsets) {
+    if (outputs.count(g))
+      for (const Offset& o : set)
+        if (o != Offset{0, 0, 0})
+          throw error(k, "reads " + calc.grid_functions[g].name + " at offset " +
+                             offset_text(o) + " and writes it: other threads' stores would race");
+    plan.inputs.push_back({g, std::vector<Offset>(set.begin(), set.end())});
+  }
+  for (const auto& [g, b] : km.buffering) {
+    if (g < 0 || g >= int(calc.grid_functions.size()))
+      throw error(k, "buffering given for grid function " + std::to_string(g) +
+                         ", which does not exist");
+    auto it = offsets.find(g);
+    if (it == offsets.end()) {
+      if (b == Buffering::Unbuffered) continue;
+      throw error(k, std::string("strategy ") + letter(b) + " for " +
+                         calc.grid_functions[g].name + ", which this kernel does not read");
+    }
+    std::string why;
+    const std::vector<Offset> stencil(it->second.begin(), it->second.end());
+    if (!buffering_applies(b, stencil, km.block.iteration_axis, outputs.count(g) > 0, &why))
+      throw error(k, std::string("strategy ") + letter(b) + " (" + describe(b) +
+                         ") does not apply to " + calc.grid_functions[g].name + ": " + why);
+  }
+  plan.outputs.assign(outputs.begin(), outputs.end());
+  return plan;
+}
 
 std::vector<KernelPlan> plan_kernels(const Calculation& calc, const Mapping& mapping) {
   auto error = [&calc](std::size_t k, const std::string& what) {
@@ -117,7 +182,6 @@ std::vector<KernelPlan> plan_kernels(const Calculation& calc, const Mapping& map
   };
   if (mapping.kernels.empty())
     throw MappingError("mapping of calculation '" + calc.name + "' has no kernels");
-  const Dag& dag = calc.dag;
 
   // Every store made exactly once, stages in order.
   std::vector<std::vector<int>> made(calc.stages.size());
@@ -172,70 +236,19 @@ std::vector<KernelPlan> plan_kernels(const Calculation& calc, const Mapping& map
       written_in_stage.clear();
       stage = km.stage;
     }
-    KernelPlan plan;
-    std::set<int> outputs;
-    for (int st : km.stores) {
-      const Store& store = calc.stages[km.stage].stores[st];
-      plan.roots.push_back(store.value);
-      outputs.insert(store.grid_function);
-    }
-    std::set<NodeId> cut;
-    for (const auto& [node, kernel] : temporary_of) cut.insert(node);
-    for (NodeId t : km.temporaries) {
-      if (t >= dag.size()) throw error(k, "temporary node " + std::to_string(t) + " does not exist");
-      const Node& n = dag.node(t);
-      if (n.uniform || n.op == Op::Constant)
-        throw error(k, "temporary node " + std::to_string(t) +
-                           " is uniform over the grid; it needs no array");
-      if (n.op == Op::Load)
-        throw error(k, "temporary node " + std::to_string(t) + " is a load of " +
-                           calc.grid_functions[n.index].name + "; it needs no copy");
-      if (temporary_of.count(t))
-        throw error(k, "temporary node " + std::to_string(t) + " is already stored by kernel " +
-                           std::to_string(temporary_of[t]));
-      plan.roots.push_back(t);
-    }
-    plan.nodes = evaluated(dag, plan.roots, cut, plan.temporaries_in);
-    for (NodeId t : plan.temporaries_in) used_temporaries.insert(t);
+    std::set<NodeId> available;
+    for (const auto& [node, kernel] : temporary_of) available.insert(node);
     for (NodeId t : km.temporaries)
-      if (!std::binary_search(plan.nodes.begin(), plan.nodes.end(), t))
-        throw error(k, "temporary node " + std::to_string(t) +
-                           " is not computed by this kernel (an earlier kernel stores it)");
-
-    std::map<int, std::set<Offset>> offsets;
-    for (NodeId id : plan.nodes) {
-      const Node& n = dag.node(id);
-      if (n.op == Op::Load) offsets[n.index].insert(n.offset);
-    }
-    for (const auto& [g, set] : offsets) {
-      if (auto it = written_in_stage.find(g); it != written_in_stage.end())
-        throw error(k, "reads " + calc.grid_functions[g].name + ", which kernel " +
+      if (auto it = temporary_of.find(t); it != temporary_of.end())
+        throw error(k, "temporary node " + std::to_string(t) + " is already stored by kernel " +
+                           std::to_string(it->second));
+    KernelPlan plan = plan_kernel(calc, km, available, int(k));
+    for (NodeId t : plan.temporaries_in) used_temporaries.insert(t);
+    for (const InputStencil& in : plan.inputs)
+      if (auto it = written_in_stage.find(in.grid_function); it != written_in_stage.end())
+        throw error(k, "reads " + calc.grid_functions[in.grid_function].name + ", which kernel " +
                            std::to_string(it->second) +
                            " before it in the same stage writes: it would see the new values");
-      if (outputs.count(g))
-        for (const Offset& o : set)
-          if (o != Offset{0, 0, 0})
-            throw error(k, "reads " + calc.grid_functions[g].name + " at offset " +
-                               offset_text(o) + " and writes it: other threads' stores would race");
-      plan.inputs.push_back({g, std::vector<Offset>(set.begin(), set.end())});
-    }
-    for (const auto& [g, b] : km.buffering) {
-      if (g < 0 || g >= int(calc.grid_functions.size()))
-        throw error(k, "buffering given for grid function " + std::to_string(g) +
-                           ", which does not exist");
-      auto it = offsets.find(g);
-      if (it == offsets.end()) {
-        if (b == Buffering::Unbuffered) continue;
-        throw error(k, std::string("strategy ") + letter(b) + " for " +
-                           calc.grid_functions[g].name + ", which this kernel does not read");
-      }
-      std::string why;
-      const std::vector<Offset> stencil(it->second.begin(), it->second.end());
-      if (!buffering_applies(b, stencil, km.block.iteration_axis, outputs.count(g) > 0, &why))
-        throw error(k, std::string("strategy ") + letter(b) + " (" + describe(b) +
-                           ") does not apply to " + calc.grid_functions[g].name + ": " + why);
-    }
-    plan.outputs.assign(outputs.begin(), outputs.end());
     for (int g : plan.outputs) written_in_stage.emplace(g, k);
     for (NodeId t : km.temporaries) temporary_of[t] = k;
     plans.push_back(std::move(plan));
@@ -246,6 +259,13 @@ std::vector<KernelPlan> plan_kernels(const Calculation& calc, const Mapping& map
         throw error(k, "temporary node " + std::to_string(t) +
                            " is not used by any later kernel of its stage");
   return plans;
+}
+
+std::vector<NodeId> temporary_arrays(const Mapping& mapping) {
+  std::vector<NodeId> out;
+  for (const KernelMapping& km : mapping.kernels)
+    out.insert(out.end(), km.temporaries.begin(), km.temporaries.end());
+  return out;
 }
 
 Mapping default_mapping(const Calculation& calc) {

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -89,10 +90,27 @@ struct KernelPlan {
 //   any buffered strategy only for grid functions the kernel reads.
 std::vector<KernelPlan> plan_kernels(const Calculation& calc, const Mapping& mapping);
 
+// The nodes evaluated for `roots`, stopping at `cut` (values loaded from temporaries), in
+// increasing id order; the cut nodes met are returned in `loaded`.
+std::vector<NodeId> evaluated_nodes(const Dag& dag, const std::vector<NodeId>& roots,
+                                    const std::set<NodeId>& cut, std::vector<NodeId>& loaded);
+
+// The plan of one kernel on its own: what `kernel` evaluates when the temporaries in
+// `available` (stored by earlier kernels of its stage) are loaded instead of computed. Checks
+// the kernel's own rules (stores and temporaries exist, no racing read of what it writes,
+// strategies apply) but not its place among other kernels; `index` names it in errors. The
+// mapper prices candidate kernels with it before any whole mapping exists.
+KernelPlan plan_kernel(const Calculation& calc, const KernelMapping& kernel,
+                       const std::set<NodeId>& available, int index = 0);
+
 // Whether strategy `b` applies to a grid function read at `offsets` by a kernel iterating
 // along `iteration_axis`; when not, `why` (if given) says why.
 bool buffering_applies(Buffering b, const std::vector<Offset>& offsets, int iteration_axis,
                        bool written_by_kernel, std::string* why = nullptr);
+
+// The scratch arrays a calculation needs under `mapping`: every kernel's temporaries, kernels in
+// launch order. Backends number their scratch arrays in this order.
+std::vector<NodeId> temporary_arrays(const Mapping& mapping);
 
 // The mapping used without the model: one kernel per stage storing all of its outputs, the
 // default block configuration, every input unbuffered.

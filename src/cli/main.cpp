@@ -3,6 +3,7 @@
 #include "calc/mapping.hpp"
 #include "cli/calibrate.hpp"
 #include "cli/inspect.hpp"
+#include "cli/map.hpp"
 #include "cli/report.hpp"
 #include "codegen/cpp.hpp"
 #include "codegen/cuda.hpp"
@@ -214,6 +215,33 @@ int main(int argc, char** argv) {
   calibrate_cmd->add_flag("--quick", calibrate_quick,
                           "fewer repeats and smaller buffers: seconds, less precise");
 
+  saguaro::cli::MapCommand map_command;
+  CLI::App* map_cmd = app.add_subcommand(
+      "map", "choose every calculation's mapping with the performance model (kernels, block "
+             "configurations, buffering strategies) and show the search: predicted times and "
+             "parts, runners-up, the assignment step by step");
+  map_cmd->add_option("file", map_command.edl_file, "the EDL file")->required();
+  map_cmd->add_option("--device", map_command.device_file,
+                      "the device description (configs/devices/*.yaml)")
+      ->required();
+  map_cmd->add_option("--grid", map_command.grid,
+                      "points per patch: N (a cube) or NXxNYxNZ")
+      ->capture_default_str();
+  map_cmd->add_option("--format", map_command.format, "output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  map_cmd->add_option("--method", map_command.method,
+                      "model (the search), exhaustive (every assignment; small kernels) or "
+                      "default (no model)")
+      ->check(CLI::IsMember({"model", "exhaustive", "default"}))
+      ->capture_default_str();
+  map_cmd->add_option("--save", map_command.save,
+                      "write the chosen mappings to this file (read by Saguaro::mapper = "
+                      "\"fixed\" with Saguaro::mapping_file)");
+  map_cmd->add_option("--fd-order", map_command.fd_order, "accuracy order of the built-in D_i, D_ij")
+      ->check(CLI::IsMember({2, 4, 6, 8}))
+      ->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -228,6 +256,7 @@ int main(int argc, char** argv) {
       return saguaro::cli::calibrate_main(calibrate_out, calibrate_cpu, calibrate_base,
                                           calibrate_quick);
     if (*params_cmd) return params(params_of);
+    if (*map_cmd) return saguaro::cli::map_main(map_command, std::cout, std::cerr);
     if (*report_cmd) return saguaro::cli::report_main(report_dir, report_svg, std::cout, std::cerr);
     if (!par_file.empty()) return run(par_file);
     std::cout << app.help();

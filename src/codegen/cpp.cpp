@@ -122,44 +122,43 @@ std::string offset_suffix(int dy, int dz) {
   return part("y", dy) + part("z", dz);
 }
 
-// Emits one calculation's function.
+// Emits one calculation's function under one mapping.
 class CalculationEmitter : public ExpressionEmitter {
 public:
-  explicit CalculationEmitter(const calc::Calculation& calc)
-      : ExpressionEmitter(calc.dag), calc_(calc) {}
+  CalculationEmitter(const calc::Calculation& calc, const calc::Mapping& mapping)
+      : ExpressionEmitter(calc.dag), calc_(calc), mapping_(mapping) {}
 
   std::string emit(const std::string& function_name) {
     const calc::Calculation& c = calc_;
-    std::vector<NodeId> all_roots;
-    std::vector<std::vector<NodeId>> stage_nodes;
-    for (const calc::Stage& stage : c.stages) {
-      std::vector<NodeId> roots;
-      for (const calc::Store& s : stage.stores) roots.push_back(s.value);
-      all_roots.insert(all_roots.end(), roots.begin(), roots.end());
-      stage_nodes.push_back(dag_.reachable(roots));
-    }
+    const std::vector<calc::KernelPlan> plans = calc::plan_kernels(c, mapping_);
+    temporaries_ = calc::temporary_arrays(mapping_);
+    for (std::size_t t = 0; t < temporaries_.size(); ++t) slots_.emplace(temporaries_[t], int(t));
 
     // Emit the loop bodies first: they decide which hoisted factors exist.
-    std::vector<std::string> stage_text;
-    for (std::size_t s = 0; s < c.stages.size(); ++s)
-      stage_text.push_back(emit_stage(int(s), stage_nodes[s]));
+    std::vector<std::string> kernel_text;
+    for (std::size_t k = 0; k < plans.size(); ++k)
+      kernel_text.push_back(emit_kernel(int(k), plans[k]));
 
     std::ostringstream o;
     o << "// Calculation '" << c.name << "'";
     if (!c.schedule_bin.empty())
       o << " (scheduled " << c.schedule_word << " " << c.schedule_bin << ")";
     o << ": " << c.stages.size() << (c.stages.size() == 1 ? " stage, " : " stages, ")
-      << c.node_count << " DAG nodes, " << c.flops.total() << " flops per point.\n";
+      << plans.size() << (plans.size() == 1 ? " kernel, " : " kernels, ") << c.node_count
+      << " DAG nodes, " << c.flops.total() << " flops per point.\n";
     o << "extern \"C\" void " << function_name << "(const saguaro_cpu_args* args) {\n";
     o << "  const std::ptrdiff_t sj = args->alloc[0];\n";
     o << "  const std::ptrdiff_t sk = std::ptrdiff_t(args->alloc[0]) * args->alloc[1];\n";
     o << "  (void)sj;\n  (void)sk;\n";
     o << "#pragma omp parallel\n  {\n";
-    // Grid function base pointers.
+    // Grid function and scratch array base pointers.
     for (std::size_t g = 0; g < c.grid_functions.size(); ++g)
       if (used_fields_.count(int(g)))
         o << "    double* const f" << g << " = args->fields[" << g << "]; // "
           << c.grid_functions[g].name << "\n";
+    for (std::size_t t = 0; t < temporaries_.size(); ++t)
+      o << "    double* const t" << t << " = args->temporaries[" << t << "]; // node "
+        << temporaries_[t] << "\n";
     for (int a = 0; a < 3; ++a)
       if (coordinate_axes_.count(a))
         o << "    const double origin" << a << " = args->origin[" << a << "], spacing" << a
@@ -167,13 +166,14 @@ public:
           << a << "];\n";
     // Uniform values, computed once per thread.
     std::set<NodeId> uniform;
-    for (NodeId id : dag_.reachable(all_roots))
-      if (dag_.node(id).uniform && dag_.node(id).op != Op::Constant) uniform.insert(id);
+    for (const calc::KernelPlan& plan : plans)
+      for (NodeId id : plan.nodes)
+        if (dag_.node(id).uniform && dag_.node(id).op != Op::Constant) uniform.insert(id);
     if (!uniform.empty() || !hoisted().empty()) o << "    // Values uniform over the grid.\n";
     for (NodeId id : uniform) o << "    const double u" << id << " = " << uniform_expr(id) << ";\n";
     for (const auto& [name, text] : hoisted())
       o << "    const double " << name << " = " << text << ";\n";
-    for (const std::string& text : stage_text) o << text;
+    for (const std::string& text : kernel_text) o << text;
     o << "  }\n}\n";
     return o.str();
   }
@@ -188,17 +188,21 @@ private:
     }
   }
 
-  std::string emit_stage(int s, const std::vector<NodeId>& nodes) {
-    const calc::Stage& stage = calc_.stages[s];
-    std::set<int> written;
-    for (const calc::Store& st : stage.stores) written.insert(st.grid_function);
+  // The loop nest of kernel `k`: plan.nodes at every point of its stage's region, after the
+  // earlier kernels' temporaries it uses are loaded; then its stores and its temporaries.
+  std::string emit_kernel(int k, const calc::KernelPlan& plan) {
+    const calc::KernelMapping& km = mapping_.kernels[k];
+    const calc::Stage& stage = calc_.stages[km.stage];
+    const std::set<int> written(plan.outputs.begin(), plan.outputs.end());
 
     // Rows read: (grid function, dy, dz) -> pointer name; offsets (dy, dz) -> stride name.
     std::map<std::tuple<int, int, int>, std::string> rows;
     std::map<std::pair<int, int>, std::string> row_offsets;
     std::set<int> axes;
     std::ostringstream body;
-    for (NodeId id : nodes) {
+    for (NodeId id : plan.temporaries_in)
+      body << "            const double n" << id << " = tr" << slots_.at(id) << "[i];\n";
+    for (NodeId id : plan.nodes) {
       const Node& n = dag_.node(id);
       if (n.uniform) continue;
       std::string text;
@@ -208,12 +212,7 @@ private:
         int dx = n.offset[0], dy = n.offset[1], dz = n.offset[2];
         std::string pointer;
         if (written.count(n.index)) {
-          if (n.offset != calc::Offset{0, 0, 0})
-            throw std::invalid_argument("codegen: calculation '" + calc_.name +
-                                        "' reads grid function '" +
-                                        calc_.grid_functions[n.index].name +
-                                        "' at a neighbouring point in the stage that writes it");
-          pointer = "w" + std::to_string(n.index);
+          pointer = "w" + std::to_string(n.index); // at the point itself: plan_kernels checks
         } else {
           pointer = "r" + std::to_string(n.index) + offset_suffix(dy, dz);
           rows[{n.index, dy, dz}] = pointer;
@@ -238,15 +237,26 @@ private:
       }
       body << "            const double n" << id << " = " << text << ";\n";
     }
-    for (const calc::Store& st : stage.stores) {
-      used_fields_.insert(st.grid_function);
-      body << "            w" << st.grid_function << "[i] = " << ref(st.value) << ";\n";
+    for (int st : km.stores) {
+      const calc::Store& store = stage.stores[st];
+      used_fields_.insert(store.grid_function);
+      body << "            w" << store.grid_function << "[i] = " << ref(store.value) << ";\n";
     }
+    for (NodeId t : km.temporaries)
+      body << "            tw" << slots_.at(t) << "[i] = " << ref(t) << ";\n";
 
     std::ostringstream o;
-    o << "    // Stage " << s << ": stores";
-    for (const calc::Store& st : stage.stores)
-      o << " " << calc_.grid_functions[st.grid_function].name;
+    o << "    // Kernel " << k << " (stage " << km.stage << "): stores";
+    for (int st : km.stores)
+      o << " " << calc_.grid_functions[stage.stores[st].grid_function].name;
+    if (!km.temporaries.empty()) {
+      o << (km.stores.empty() ? " temporaries" : ", temporaries");
+      for (NodeId t : km.temporaries) o << " t" << slots_.at(t);
+    }
+    if (!plan.temporaries_in.empty()) {
+      o << ", reads temporaries";
+      for (NodeId t : plan.temporaries_in) o << " t" << slots_.at(t);
+    }
     o << "; region [lo - (" << stage.extent_lo[0] << "," << stage.extent_lo[1] << ","
       << stage.extent_lo[2] << "), hi + (" << stage.extent_hi[0] << "," << stage.extent_hi[1] << ","
       << stage.extent_hi[2] << ")).\n";
@@ -279,6 +289,12 @@ private:
     }
     for (int g : written)
       o << "          double* __restrict__ const w" << g << " = f" << g << " + row;\n";
+    for (NodeId t : plan.temporaries_in)
+      o << "          const double* __restrict__ const tr" << slots_.at(t) << " = t"
+        << slots_.at(t) << " + row;\n";
+    for (NodeId t : km.temporaries)
+      o << "          double* __restrict__ const tw" << slots_.at(t) << " = t" << slots_.at(t)
+        << " + row;\n";
     if (axes.count(2)) o << "          const double z = origin2 + double(k + ioff2) * spacing2;\n";
     if (axes.count(1)) o << "          const double y = origin1 + double(j + ioff1) * spacing1;\n";
     o << "#pragma omp simd\n";
@@ -291,17 +307,26 @@ private:
   }
 
   const calc::Calculation& calc_;
+  const calc::Mapping& mapping_;
+  std::vector<NodeId> temporaries_;  // scratch arrays, calc::temporary_arrays order
+  std::map<NodeId, int> slots_;      // node -> its scratch array
   std::set<int> used_fields_;
   std::set<int> coordinate_axes_;
 };
 
 } // namespace
 
-std::string generate_cpp(const calc::Program& program) {
+std::string generate_cpp(const calc::Program& program, const std::vector<calc::Mapping>& mappings) {
+  if (!mappings.empty() && mappings.size() != program.calculations.size())
+    throw calc::MappingError("generate_cpp: " + std::to_string(mappings.size()) +
+                             " mappings for " + std::to_string(program.calculations.size()) +
+                             " calculations");
   std::set<std::string> helpers;
   std::vector<std::string> functions;
   for (std::size_t c = 0; c < program.calculations.size(); ++c) {
-    CalculationEmitter emitter(program.calculations[c]);
+    const calc::Calculation& calc = program.calculations[c];
+    const calc::Mapping mapping = mappings.empty() ? calc::default_mapping(calc) : mappings[c];
+    CalculationEmitter emitter(calc, mapping);
     functions.push_back(emitter.emit(cpu_function_name(program, c)));
     helpers.insert(emitter.helpers().begin(), emitter.helpers().end());
   }

@@ -503,13 +503,9 @@ CudaModule generate_cuda(const calc::Program& program, const std::vector<calc::M
     const calc::Calculation& calc = program.calculations[c];
     const calc::Mapping mapping = mappings.empty() ? calc::default_mapping(calc) : mappings[c];
     const std::vector<calc::KernelPlan> plans = calc::plan_kernels(calc, mapping);
+    const std::vector<NodeId> temporaries = calc::temporary_arrays(mapping);
     std::map<NodeId, int> slots;
-    std::vector<NodeId> temporaries;
-    for (const calc::KernelMapping& km : mapping.kernels)
-      for (NodeId t : km.temporaries) {
-        slots.emplace(t, int(temporaries.size()));
-        temporaries.push_back(t);
-      }
+    for (std::size_t t = 0; t < temporaries.size(); ++t) slots.emplace(temporaries[t], int(t));
     module.temporaries.push_back(temporaries);
     for (std::size_t k = 0; k < mapping.kernels.size(); ++k) {
       CudaKernel kernel;

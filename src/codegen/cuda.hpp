@@ -62,7 +62,7 @@ struct CudaKernel {
 struct CudaModule {
   std::string source;                 // the whole translation unit
   std::vector<CudaKernel> kernels;    // all calculations' kernels, in launch order per calc
-  // Per calculation: scratch arrays its kernels need (every temporary of every kernel).
+  // Per calculation: scratch arrays its kernels need (calc::temporary_arrays of its mapping).
   std::vector<std::vector<calc::NodeId>> temporaries;
 };
 

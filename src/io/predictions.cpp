@@ -155,14 +155,14 @@ const std::vector<std::string>& prediction_columns() {
   return names;
 }
 
-std::vector<PredictionRecord> prediction_records(const calc::Program& program,
-                                                 const std::vector<calc::Mapping>& mappings,
-                                                 const std::vector<runtime::KernelTiming>& timings,
-                                                 const PredictionSource& source) {
+std::vector<PredictionRecord>
+prediction_records(const calc::Program& program, const std::vector<calc::Mapping>& mappings,
+                   const std::vector<runtime::KernelTiming>& timings, const PredictionSource& source,
+                   const std::vector<std::vector<calc::Mapping>>& alternatives) {
   std::vector<PredictionRecord> records;
   // Profiles per calculation, made once however many kernels it has.
-  std::map<int, std::vector<model::KernelProfile>> profiles;
-  std::map<int, std::string> profile_errors;
+  std::map<std::pair<int, std::size_t>, std::vector<model::KernelProfile>> profiles;
+  std::map<std::pair<int, std::size_t>, std::string> profile_errors;
   double total = 0;
   std::vector<double> sums;
   for (const runtime::KernelTiming& t : timings) {
@@ -213,23 +213,35 @@ std::vector<PredictionRecord> prediction_records(const calc::Program& program,
       predict_host(r, calc, *device);
     } else if (device != nullptr) {
       const int c = t.calculation;
-      if (!profiles.count(c) && !profile_errors.count(c)) {
-        const std::size_t i = std::size_t(c);
-        const calc::Mapping mapping = i < mappings.size() && !mappings[i].kernels.empty()
-                                          ? mappings[i]
-                                          : calc::default_mapping(calc);
+      const std::size_t i = std::size_t(c);
+      // Which mapping the timed kernel belongs to: the one compiled, else a candidate.
+      std::vector<calc::Mapping> choices{i < mappings.size() && !mappings[i].kernels.empty()
+                                             ? mappings[i]
+                                             : calc::default_mapping(calc)};
+      if (i < alternatives.size())
+        choices.insert(choices.end(), alternatives[i].begin(), alternatives[i].end());
+      std::size_t pick = 0;
+      for (std::size_t m = 0; m < choices.size(); ++m)
+        if (std::size_t(t.kernel) < choices[m].kernels.size() &&
+            calc::to_string(calc, choices[m].kernels[std::size_t(t.kernel)]) == t.mapping) {
+          pick = m;
+          break;
+        }
+      const std::pair<int, std::size_t> key{c, pick};
+      if (!profiles.count(key) && !profile_errors.count(key)) {
         try {
-          profiles[c] = model::profile_mapping(calc, mapping);
+          profiles[key] = model::profile_mapping(calc, choices[pick]);
         } catch (const std::exception& e) {
-          profile_errors[c] = e.what();
+          profile_errors[key] = e.what();
         }
       }
-      if (auto error = profile_errors.find(c); error != profile_errors.end())
+      if (auto error = profile_errors.find(key); error != profile_errors.end())
         r.note = "the model cannot read the mapping: " + error->second;
-      else if (t.kernel < 0 || std::size_t(t.kernel) >= profiles[c].size())
+      else if (t.kernel < 0 || std::size_t(t.kernel) >= profiles[key].size())
         r.note = fmt::format("the mapping has no kernel {}", t.kernel);
       else
-        predict_gpu(r, profiles[c][std::size_t(t.kernel)], t, *device);
+        predict_gpu(r, profiles[key][std::size_t(t.kernel)], t, *device);
+      if (pick > 0 && r.note.empty()) r.note = "a Saguaro::mapper_verify candidate";
     }
     r.error_hu = (r.predicted_hu - r.measured_median) / r.measured_median;
     r.error_chemora = (r.predicted_chemora - r.measured_median) / r.measured_median;

@@ -78,11 +78,13 @@ struct PredictionSource {
 // One record per timing of a kernel that ran (launches > 0): the measured side from the timing, the
 // predicted side from the model (the GPU model for kernels of `mappings[timing.calculation]`, an
 // empty mapping meaning calc::default_mapping; the roofline for the CPU backend). Shares are filled
-// over all of them.
-std::vector<PredictionRecord> prediction_records(const calc::Program& program,
-                                                 const std::vector<calc::Mapping>& mappings,
-                                                 const std::vector<runtime::KernelTiming>& timings,
-                                                 const PredictionSource& source);
+// over all of them. A timing whose kernel is not that mapping's (Saguaro::mapper_verify timed
+// other candidates) is predicted with the mapping of `alternatives[timing.calculation]` whose
+// kernel has the timing's short form.
+std::vector<PredictionRecord>
+prediction_records(const calc::Program& program, const std::vector<calc::Mapping>& mappings,
+                   const std::vector<runtime::KernelTiming>& timings, const PredictionSource& source,
+                   const std::vector<std::vector<calc::Mapping>>& alternatives = {});
 
 // Writes `<dir>/predictions.tsv` and `<dir>/predictions.jsonl` (the directory is created).
 // Throws std::runtime_error when a file cannot be written; the previous file then stays.

@@ -42,43 +42,46 @@ StencilShape stencil_shape(const std::vector<calc::Offset>& offsets, int iterati
   return s;
 }
 
+KernelProfile profile_kernel(const calc::Calculation& calc, const calc::KernelMapping& km,
+                             const calc::KernelPlan& plan) {
+  KernelProfile p;
+  p.description = calc::to_string(calc, km);
+  p.block = km.block;
+  for (const calc::InputStencil& in : plan.inputs) {
+    KernelProfile::Input input;
+    input.grid_function = in.grid_function;
+    input.name = calc.grid_functions[std::size_t(in.grid_function)].name;
+    input.offsets = in.offsets;
+    if (auto b = km.buffering.find(in.grid_function); b != km.buffering.end())
+      input.strategy = b->second;
+    input.written = std::binary_search(plan.outputs.begin(), plan.outputs.end(), in.grid_function);
+    p.inputs.push_back(std::move(input));
+  }
+  for (calc::NodeId t : plan.temporaries_in) // read at the point only, unbuffered
+    p.inputs.push_back({-1, fmt::format("tmp{}", t), {calc::Offset{0, 0, 0}},
+                        Buffering::Unbuffered, false});
+  p.stores = int(plan.outputs.size() + km.temporaries.size());
+  p.flops = calc::count_flops(calc.dag, plan.nodes);
+  // n_reg^inter: a rough estimate (values live at once grow with the arithmetic, slowly);
+  // ptxas's count replaces it whenever the kernel has been compiled.
+  long arithmetic = 0;
+  for (calc::NodeId id : plan.nodes) {
+    const calc::Node& n = calc.dag.node(id);
+    if (!n.uniform && n.op != calc::Op::Load) ++arithmetic;
+  }
+  p.intermediate_registers = 4 + int(std::min<long>(arithmetic, 96) / 2);
+  const calc::Stage& stage = calc.stages[std::size_t(km.stage)];
+  p.extent_lo = stage.extent_lo;
+  p.extent_hi = stage.extent_hi;
+  return p;
+}
+
 std::vector<KernelProfile> profile_mapping(const calc::Calculation& calc,
                                            const calc::Mapping& mapping) {
   const std::vector<calc::KernelPlan> plans = calc::plan_kernels(calc, mapping);
   std::vector<KernelProfile> out;
-  for (std::size_t k = 0; k < plans.size(); ++k) {
-    const calc::KernelMapping& km = mapping.kernels[k];
-    const calc::KernelPlan& plan = plans[k];
-    KernelProfile p;
-    p.description = calc::to_string(calc, km);
-    p.block = km.block;
-    for (const calc::InputStencil& in : plan.inputs) {
-      KernelProfile::Input input;
-      input.grid_function = in.grid_function;
-      input.name = calc.grid_functions[std::size_t(in.grid_function)].name;
-      input.offsets = in.offsets;
-      if (auto b = km.buffering.find(in.grid_function); b != km.buffering.end())
-        input.strategy = b->second;
-      p.inputs.push_back(std::move(input));
-    }
-    for (calc::NodeId t : plan.temporaries_in) // read at the point only, unbuffered
-      p.inputs.push_back({-1, fmt::format("tmp{}", t), {calc::Offset{0, 0, 0}},
-                          Buffering::Unbuffered});
-    p.stores = int(plan.outputs.size() + km.temporaries.size());
-    p.flops = calc::count_flops(calc.dag, plan.nodes);
-    // n_reg^inter: a rough estimate (values live at once grow with the arithmetic, slowly);
-    // ptxas's count replaces it whenever the kernel has been compiled.
-    long arithmetic = 0;
-    for (calc::NodeId id : plan.nodes) {
-      const calc::Node& n = calc.dag.node(id);
-      if (!n.uniform && n.op != calc::Op::Load) ++arithmetic;
-    }
-    p.intermediate_registers = 4 + int(std::min<long>(arithmetic, 96) / 2);
-    const calc::Stage& stage = calc.stages[std::size_t(km.stage)];
-    p.extent_lo = stage.extent_lo;
-    p.extent_hi = stage.extent_hi;
-    out.push_back(std::move(p));
-  }
+  for (std::size_t k = 0; k < plans.size(); ++k)
+    out.push_back(profile_kernel(calc, mapping.kernels[k], plans[k]));
   return out;
 }
 
@@ -87,6 +90,29 @@ const char* to_string(Combination c) { return c == Combination::Hu ? "hu" : "che
 double Prediction::seconds(double points, Combination c) const {
   const double per_point = c == Combination::Hu ? T_hu : T_chemora;
   return T_launch + points * points_per_sm_scale * per_point * seconds_per_cycle;
+}
+
+double Prediction::seconds(const LaunchGeometry& g, Combination c) const {
+  const double per_point = c == Combination::Hu ? T_hu : T_chemora;
+  return T_launch + g.rounds * g.points_per_block * per_point * seconds_per_cycle;
+}
+
+double launch_seconds(const Device& d, const LaunchGeometry& g, double cycles_per_point) {
+  const double seconds_per_cycle = d.clock_ghz > 0 ? 1e-9 / d.clock_ghz : 0;
+  return d.launch_overhead * 1e-6 + g.rounds * g.points_per_block * cycles_per_point * seconds_per_cycle;
+}
+
+LaunchGeometry launch_geometry(const calc::BlockConfig& block, const std::array<long, 3>& extent,
+                               const Device& d) {
+  const int e = block.iteration_axis, f = block.f_axis();
+  auto blocks_along = [](long n, int t) { return (std::max(n, 1L) + t - 1) / t; };
+  LaunchGeometry g;
+  g.blocks = blocks_along(extent[0], block.tx) * blocks_along(extent[std::size_t(f)], block.tf) *
+             blocks_along(extent[std::size_t(e)], block.tee);
+  g.points_per_block = double(block.tx) * block.tf * block.tee;
+  const double sms = d.sm_count > 0 ? d.sm_count : 1;
+  g.rounds = std::ceil(double(g.blocks) / sms);
+  return g;
 }
 
 Prediction::LaunchParts Prediction::parts(double points) const {
@@ -144,14 +170,26 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
   for (const auto* set : {&R, &P})
     for (const In& in : *set) reg_elements += 1 + in.s.s_e;
   p.M_reg = plane * reg_elements;
-  for (const In& in : B) p.M_smem += (in.s.s_x + tx) * (in.s.s_f + tf) * (in.s.s_e + 1);
-  for (const In& in : P) p.M_smem += (in.s.s_x + tx) * (in.s.s_f + tf);
+  // Table IVd's M_smem keeps a b tile s_e + 1 planes deep (the paper's rolling tile). Beyond
+  // the paper: Saguaro's generated kernel keeps the whole tile of its t_ee points, s_e + t_ee
+  // planes, so that is what decides whether a block fits and how many are resident (ptxas's
+  // figure replaces it once the kernel is compiled).
+  double code_smem = 0;
+  for (const In& in : B) {
+    p.M_smem += (in.s.s_x + tx) * (in.s.s_f + tf) * (in.s.s_e + 1);
+    code_smem += (in.s.s_x + tx) * (in.s.s_f + tf) * (in.s.s_e + tee);
+  }
+  for (const In& in : P) {
+    p.M_smem += (in.s.s_x + tx) * (in.s.s_f + tf);
+    code_smem += (in.s.s_x + tx) * (in.s.s_f + tf);
+  }
   p.registers_from_ptxas = compiled.registers > 0;
   p.registers_per_thread = p.registers_from_ptxas ? compiled.registers
                                                   : int(std::ceil(2 * reg_elements));
   if (p.registers_from_ptxas) p.M_reg = double(compiled.registers) * threads / 2;
   p.spill_bytes = compiled.spill_bytes;
-  const double smem_bytes = compiled.shared_bytes >= 0 ? compiled.shared_bytes : 8 * p.M_smem;
+  const double smem_bytes = compiled.shared_bytes >= 0 ? compiled.shared_bytes : 8 * code_smem;
+  p.shared_bytes = smem_bytes;
 
   auto invalid = [&](std::string why) {
     p.valid = false;
@@ -229,9 +267,14 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
   for (const auto* set : {&B, &P})
     for (const In& in : *set) p.M_L2_bp += round_line_plus(in.s.s_x + tx, LS_L2) * (tf + in.s.s_f);
   for (const In& in : C)
+    // Beyond the paper: below R_SND^RO = 1 its rows (1 + s_f) t_f (1 - sqrt(R)) fall under
+    // the cold-miss rows t_f + s_f as R nears 1, so a grid function that crowds the cache
+    // would cut everyone's DRAM traffic; capacity misses can only add rows, never remove
+    // them. (Without this, a search exploits the step: many inputs in c look best.)
     p.M_L2_c += round_line_plus(in.s.s_x + tx, LS_c) *
                 (p.R_SND_RO > 1 ? tf + in.s.s_f
-                                : (1 + in.s.s_f) * tf * (1 - sqrt_supply(p.R_SND_RO)));
+                                : std::max(tf + in.s.s_f, (1 + in.s.s_f) * tf *
+                                                               (1 - sqrt_supply(p.R_SND_RO))));
   const double l2_demand = d.sm_count * (p.M_L2_u + p.M_L2_r + p.M_L2_bp + p.M_L2_c);
   p.R_SND_L2 = l2_demand > 0 ? d.K_L2() / l2_demand : inf;
   const double l2_miss = 1 - sqrt_supply(p.R_SND_L2);
@@ -305,6 +348,26 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
                                [](const auto& a, const auto& b) { return a.first < b.first; })
                   ->second;
   return p;
+}
+
+double lower_bound(const KernelProfile& kernel, const Device& d) {
+  KernelProfile plain = kernel;
+  for (KernelProfile::Input& in : plain.inputs) in.strategy = Buffering::Unbuffered;
+  const Prediction u = predict(plain, d);
+  if (!u.valid) return std::numeric_limits<double>::infinity();
+  const double n = double(kernel.inputs.size()), stores = kernel.stores;
+  const double plane = double(kernel.block.tx) * kernel.block.tf;
+  const double moved = u.alpha * (n + stores); // elements per point, L2 and DRAM alike
+  const double T_data = std::max(moved / d.W_L2(), moved / d.W_GM());
+  const double latency = std::ceil(moved / d.parallel_global) * d.dram_latency +
+                         std::ceil(moved / d.parallel_l2) * d.l2_latency +
+                         u.N_f * d.fp_latency + d.iteration_overhead;
+  const double T_lat = latency / plane / std::max(1, u.blocks_per_sm);
+  const calc::FlopCounts& fl = kernel.flops;
+  const double fp = double(fl.add + fl.mul - fl.fma + fl.other);
+  const double s_i = fp / d.fp64_rate + fl.div / d.fp64_div_rate + fl.sqrt / d.fp64_sqrt_rate +
+                     fl.transcendental / d.fp64_special_rate + (n + stores) / d.load_store_rate;
+  return std::max(s_i, d.beta * std::max(T_data, T_lat) + (1 - d.beta) * (T_data + T_lat) / 2);
 }
 
 double CpuPrediction::seconds(double points) const {

@@ -17,6 +17,7 @@
 #include "calc/mapping.hpp"
 #include "model/device.hpp"
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,7 @@ struct KernelProfile {
     std::string name;
     std::vector<calc::Offset> offsets;
     calc::Buffering strategy = calc::Buffering::Unbuffered;
+    bool written = false; // the kernel also stores it: the read-only path (c) does not apply
   };
   std::string description; // the kernel's mapping in short form
   calc::BlockConfig block;
@@ -47,6 +49,10 @@ struct KernelProfile {
   int intermediate_registers = 0; // n_reg^inter (elements), an estimate from the DAG
   std::array<int, 3> extent_lo{0, 0, 0}, extent_hi{0, 0, 0}; // its stage's extents
 };
+
+// The profile of one kernel from its plan (calc::plan_kernel or plan_kernels).
+KernelProfile profile_kernel(const calc::Calculation& calc, const calc::KernelMapping& kernel,
+                             const calc::KernelPlan& plan);
 
 // Profiles of every kernel of `mapping` (checked by plan_kernels; throws calc::MappingError).
 std::vector<KernelProfile> profile_mapping(const calc::Calculation& calc,
@@ -66,6 +72,23 @@ enum class Combination {
 };
 const char* to_string(Combination c);
 
+// How a launch covers a region: blocks of t_x x t_f x t_ee points (a partial block costs a
+// whole one), dealt out to the SMs in rounds (the last, partial round costs a whole one: the
+// tail effect). Beyond the paper, which prices points only; it matters for small grids and for
+// large t_ee, and keeps the mapper from choosing blocks that leave SMs idle.
+struct LaunchGeometry {
+  long blocks = 0;
+  double points_per_block = 0;
+  double rounds = 0; // ceil(blocks / N_SM)
+};
+// `extent`: points per axis (x, y, z) of the region the kernel computes (its stage's extents
+// included).
+LaunchGeometry launch_geometry(const calc::BlockConfig& block, const std::array<long, 3>& extent,
+                               const Device& device);
+
+// T_launch + rounds x points per block x `cycles_per_point` (per point per SM) in seconds.
+double launch_seconds(const Device& device, const LaunchGeometry& g, double cycles_per_point);
+
 struct Prediction {
   bool valid = true;
   std::string invalid_reason; // "needs 70 KiB of shared memory per block, the device allows 48"
@@ -84,7 +107,9 @@ struct Prediction {
   double latency_per_block = 0; // (sum N L + L_m) / (t_x t_f): the paper's T_lat [cycles/pt]
   // Table IVd: resources, and the occupancy they allow.
   double M_reg = 0;  // registers of one block [elements]
-  double M_smem = 0; // shared memory of one block [elements]
+  double M_smem = 0; // shared memory of one block [elements], Table IVd (rolling b tiles)
+  double shared_bytes = 0; // what the block really allocates: the generated code's tiles, or
+                           // ptxas's figure; it decides fit and occupancy
   int registers_per_thread = 0;
   bool registers_from_ptxas = false;
   int spill_bytes = 0;
@@ -106,6 +131,8 @@ struct Prediction {
 
   // The predicted seconds of one launch over `points` grid points.
   double seconds(double points, Combination c = Combination::Hu) const;
+  // The same for a launch of this geometry: T_launch + rounds x points per block x T.
+  double seconds(const LaunchGeometry& g, Combination c = Combination::Hu) const;
 
   // The parts of that launch in seconds: T_launch and each per-point term scaled as the total.
   struct LaunchParts {
@@ -116,6 +143,15 @@ struct Prediction {
 
 Prediction predict(const KernelProfile& kernel, const Device& device,
                    const CompiledResources& compiled = {});
+
+// A lower bound on T_hu [cycles per grid point per SM] over every assignment of strategies to
+// the kernel's inputs at its block configuration (the strategies in `kernel` are ignored):
+// each input and store moves at least alpha elements per point through L2 and DRAM and issues
+// one load, no assignment has more resident blocks than all-unbuffered (buffering only adds
+// registers and shared memory), and latency is at least that of the compulsory loads and the
+// arithmetic. +inf when not even all-unbuffered fits. The mapper prunes block configurations
+// with it; tests check it never exceeds a prediction.
+double lower_bound(const KernelProfile& kernel, const Device& device);
 
 // The CPU backend's roofline for one calculation (all its stages as one loop nest).
 struct CpuPrediction {

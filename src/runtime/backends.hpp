@@ -20,27 +20,32 @@ std::unique_ptr<Backend> make_interpreter_backend();
 std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options);
 
 // Generated C++ (codegen::generate_cpp), compiled by the host compiler into a shared object,
-// cached on disk and loaded with dlopen.
+// cached on disk and loaded with dlopen. Under a mapping it runs exactly the mapping's kernel
+// partition (a loop nest per kernel, temporaries in host scratch arrays of the patch's size,
+// kept between runs), so a mapper's partition can be checked without a GPU.
 //
 // Cache: options.cache_dir, else $XDG_CACHE_HOME/saguaro, else $HOME/.cache/saguaro. The key
-// is an FNV-1a hash of the source, the flags and the compiler's identity (its --version and
-// what -march=native resolves to); files <key>.so (the object) and <key>.cpp (its source, for
-// people to read). Concurrent processes (MPI ranks) serialise on an flock of <key>.lock; the
+// is an FNV-1a hash of the source (so of the mappings), the flags and the compiler's identity
+// (its --version and what -march=native resolves to); files <key>.so (the object) and <key>.cpp
+// (its source, for people to read). Concurrent processes (MPI ranks) serialise on an flock of <key>.lock; the
 // object is compiled under a temporary name and renamed into place.
 class CpuBackend final : public Backend {
 public:
   explicit CpuBackend(BackendOptions options = {});
   std::string name() const override { return "cpu"; }
   std::vector<std::unique_ptr<CompiledCalculation>> compile(const calc::Program& program) override;
+  std::vector<std::unique_ptr<CompiledCalculation>>
+  compile(const calc::Program& program, const std::vector<calc::Mapping>& mappings) override;
 
   // The flags generated code is compiled with (-shared and -o come on top).
   static std::vector<std::string> default_flags();
 
   // The cache directory in use (created on first use).
   std::string cache_dir() const;
-  // The path of the shared object `program` compiles to (the key is computed, nothing runs
-  // but the compiler identity probe).
-  std::string object_path(const calc::Program& program);
+  // The path of the shared object `program` compiles to under `mappings` (the key is computed,
+  // nothing runs but the compiler identity probe).
+  std::string object_path(const calc::Program& program,
+                          const std::vector<calc::Mapping>& mappings = {});
 
   // Statistics of this backend object: compiler runs (compiles made here) and cache hits.
   int compiler_runs() const { return compiler_runs_; }

@@ -5,6 +5,7 @@
 #include "runtime/disk_cache.hpp"
 #include "runtime/process.hpp"
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <dlfcn.h>
@@ -48,13 +49,22 @@ void* symbol(const Library& lib, const std::string& name, const std::string& pat
 // steady_clock reads and one push_back against a loop nest over the grid.
 class NativeCalculation final : public CompiledCalculation {
 public:
+  // `temporaries`: how many scratch arrays its mapping's kernels use.
   NativeCalculation(std::shared_ptr<Library> lib, codegen::CpuKernel kernel,
-                    detail::CallShape shape, std::shared_ptr<KernelTiming> timing)
+                    detail::CallShape shape, std::shared_ptr<KernelTiming> timing,
+                    std::size_t temporaries)
       : lib_(std::move(lib)), kernel_(kernel), shape_(std::move(shape)),
-        timing_(std::move(timing)) {}
+        timing_(std::move(timing)), temporaries_(temporaries, nullptr) {}
+
+  ~NativeCalculation() override {
+    for (double* t : temporaries_) host_space().release(t);
+  }
+  NativeCalculation(const NativeCalculation&) = delete;
+  NativeCalculation& operator=(const NativeCalculation&) = delete;
 
   void run(const KernelArgs& args) const override {
     if (!detail::check_args(shape_, args)) return;
+    ensure_temporaries(args.alloc); // outside the timing: it allocates only when alloc changes
     const auto start = std::chrono::steady_clock::now();
     codegen::CpuArgs a{};
     a.fields = args.fields.data();
@@ -68,6 +78,7 @@ public:
     }
     a.time = args.time;
     a.parameters = args.parameters.data();
+    a.temporaries = temporaries_.data();
     kernel_(&a);
     timing_->seconds.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -79,10 +90,26 @@ public:
   }
 
 private:
+  // Scratch arrays of the patch's size, made again when it changes.
+  void ensure_temporaries(const std::array<int, 3>& alloc) const {
+    if (temporaries_.empty()) return;
+    const std::size_t volume = std::size_t(alloc[0]) * std::size_t(alloc[1]) * std::size_t(alloc[2]);
+    if (volume == temporaries_volume_ && temporaries_.front() != nullptr) return;
+    for (double*& t : temporaries_) {
+      host_space().release(t);
+      t = nullptr;
+    }
+    temporaries_volume_ = 0;
+    for (double*& t : temporaries_) t = host_space().allocate(volume);
+    temporaries_volume_ = volume;
+  }
+
   std::shared_ptr<Library> lib_;
   codegen::CpuKernel kernel_;
   detail::CallShape shape_;
   std::shared_ptr<KernelTiming> timing_; // shared with the backend's kernel_timings()
+  mutable std::vector<double*> temporaries_; // calc::temporary_arrays order
+  mutable std::size_t temporaries_volume_ = 0;
 };
 
 std::string quote_command(const std::vector<std::string>& argv) {
@@ -142,14 +169,21 @@ std::string CpuBackend::key_for(const std::string& source) {
   return hex_key(h);
 }
 
-std::string CpuBackend::object_path(const calc::Program& program) {
-  return (fs::path(cache_dir()) / (key_for(codegen::generate_cpp(program)) + ".so")).string();
+std::string CpuBackend::object_path(const calc::Program& program,
+                                    const std::vector<calc::Mapping>& mappings) {
+  return (fs::path(cache_dir()) / (key_for(codegen::generate_cpp(program, mappings)) + ".so"))
+      .string();
 }
 
 std::vector<std::unique_ptr<CompiledCalculation>>
 CpuBackend::compile(const calc::Program& program) {
+  return compile(program, {});
+}
+
+std::vector<std::unique_ptr<CompiledCalculation>>
+CpuBackend::compile(const calc::Program& program, const std::vector<calc::Mapping>& mappings) {
   if (program.calculations.empty()) return {};
-  const std::string source = codegen::generate_cpp(program);
+  const std::string source = codegen::generate_cpp(program, mappings);
   const std::string key = key_for(source);
   const fs::path dir = cache_dir();
   std::error_code ec;
@@ -230,8 +264,11 @@ CpuBackend::compile(const calc::Program& program) {
     timing->mapping = "cpu";
     timing->calculation = int(c);
     timings_.push_back(timing);
+    const std::size_t temporaries =
+        mappings.empty() ? 0 : calc::temporary_arrays(mappings[c]).size();
     out.push_back(std::make_unique<NativeCalculation>(
-        lib, kernel, detail::call_shape(program.calculations[c]), std::move(timing)));
+        lib, kernel, detail::call_shape(program.calculations[c]), std::move(timing),
+        temporaries));
   }
   return out;
 }

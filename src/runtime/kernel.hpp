@@ -80,8 +80,8 @@ public:
   // can); result i belongs to program.calculations[i].
   virtual std::vector<std::unique_ptr<CompiledCalculation>>
   compile(const calc::Program& program) = 0;
-  // The same under the given mappings (one per calculation, empty: defaults). Backends that
-  // do not map to GPU kernels ignore them.
+  // The same under the given mappings (one per calculation, empty: defaults). The reference
+  // interpreter ignores them; the cpu and cuda backends run exactly their kernel partitions.
   virtual std::vector<std::unique_ptr<CompiledCalculation>>
   compile(const calc::Program& program, const std::vector<calc::Mapping>& mappings) {
     (void)mappings;

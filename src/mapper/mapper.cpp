@@ -1,0 +1,640 @@
+#include "mapper/mapper.hpp"
+#include "mapper/cover.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace saguaro::mapper {
+
+using calc::NodeId;
+
+const char* to_string(Method m) {
+  switch (m) {
+  case Method::Model: return "model";
+  case Method::Exhaustive: return "exhaustive";
+  case Method::Default: return "default";
+  case Method::Fixed: return "fixed";
+  }
+  return "?";
+}
+
+bool method_from_string(const std::string& text, Method& m) {
+  for (Method x : {Method::Model, Method::Exhaustive, Method::Default, Method::Fixed})
+    if (text == to_string(x)) {
+      m = x;
+      return true;
+    }
+  return false;
+}
+
+namespace {
+
+const double kInf = std::numeric_limits<double>::infinity();
+
+// The nodes `root`'s value is computed from, itself included.
+std::vector<NodeId> cone(const calc::Dag& dag, NodeId root) {
+  std::vector<NodeId> none;
+  return calc::evaluated_nodes(dag, {root}, {}, none);
+}
+
+// One kernel of a stage's partition, before block configurations and strategies are chosen.
+struct PartKernel {
+  std::vector<int> stores;          // indices into the stage's stores, ascending
+  std::vector<NodeId> temporaries;  // nodes it stores for later kernels, ascending
+  bool operator==(const PartKernel&) const = default;
+  bool operator<(const PartKernel& o) const {
+    return std::tie(stores, temporaries) < std::tie(o.stores, o.temporaries);
+  }
+};
+using Partition = std::vector<PartKernel>; // launch order
+
+// The best block configuration and assignment of one kernel, found once and remembered.
+struct KernelPrice {
+  bool valid = false;
+  std::string why; // when not valid
+  model::KernelProfile profile; // best block and strategies applied
+  std::vector<KernelCandidate> candidates; // fastest first
+};
+
+class Search {
+public:
+  Search(const calc::Calculation& calc, const model::Device& device, const MapperOptions& options)
+      : calc_(calc), device_(device), options_(options), start_(std::chrono::steady_clock::now()) {}
+
+  bool out_of_time() {
+    const double spent =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (spent > options_.partition_seconds) stats.out_of_time = true;
+    return stats.out_of_time;
+  }
+
+  SearchStatistics stats;
+
+  // The kernel `k` with `available` temporaries of earlier kernels: memoised block search.
+  // Block configurations for pricing partitions: the best few of the calculation's
+  // one-kernel search plus common shapes. Kernels of one calculation read similar stencils,
+  // so what suits one suits the others; the kernels of the partitions finally chosen are
+  // searched over every configuration (`full`).
+  std::vector<calc::BlockConfig> coarse;
+
+  const KernelPrice& price_kernel(int stage, const PartKernel& k,
+                                  const std::set<NodeId>& available, bool full = true) {
+    calc::KernelMapping km;
+    km.stage = stage;
+    km.stores = k.stores;
+    km.temporaries = k.temporaries;
+    calc::KernelPlan plan = calc::plan_kernel(calc_, km, available); // may throw
+    full = full || coarse.empty() || options_.method == Method::Exhaustive;
+    std::string key = fmt::format("{}|{}|{}|{}|{}", full ? 'F' : 'C', stage,
+                                  fmt::join(k.stores, ","), fmt::join(k.temporaries, ","),
+                                  fmt::join(plan.temporaries_in, ","));
+    auto [it, fresh] = memo_.try_emplace(key);
+    if (!fresh) return it->second;
+    KernelPrice& price = it->second;
+    model::KernelProfile profile = model::profile_kernel(calc_, km, plan);
+    BlockSearchOptions bo;
+    bo.extent = kernel_extent(profile, options_.grid);
+    bo.combination = options_.combination;
+    bo.strategies = options_.strategies;
+    bo.keep = std::max(1, options_.runners_up);
+    bo.method = AssignmentMethod::Efficiency;
+    if (options_.method == Method::Exhaustive) {
+      bo.prune = false;
+      if (exhaustive_size(profile, options_.strategies) <= options_.max_exhaustive_assignments)
+        bo.method = AssignmentMethod::Exhaustive;
+    }
+    if (!full) bo.only = coarse;
+    BlockSearchResult r = search_blocks(profile, device_, bo);
+    ++stats.kernels_priced;
+    stats.model_calls += r.model_calls;
+    stats.configurations += r.configurations;
+    stats.pruned += r.pruned;
+    if (r.best.empty()) {
+      price.valid = false;
+      price.why = fmt::format("no block configuration fits kernel {} of calculation '{}' on {}",
+                              profile.description, calc_.name, device_.name);
+      return price;
+    }
+    price.valid = true;
+    price.profile = apply(profile, r.best.front());
+    price.candidates = std::move(r.best);
+    return price;
+  }
+
+  // Orders `p` so that producers of temporaries come before their consumers and readers of a
+  // grid function before the kernel that writes it, and removes temporaries no later kernel
+  // loads and kernels that then do nothing. False when no order exists or a kernel breaks a
+  // rule of its own (plan_kernel).
+  bool normalise(int stage, Partition& p) const {
+    for (int round = 0; round < 64; ++round) {
+      p.erase(std::remove_if(p.begin(), p.end(),
+                             [](const PartKernel& k) {
+                               return k.stores.empty() && k.temporaries.empty();
+                             }),
+              p.end());
+      const std::size_t n = p.size();
+      std::map<NodeId, std::size_t> producer;
+      for (std::size_t i = 0; i < n; ++i)
+        for (NodeId t : p[i].temporaries)
+          if (!producer.emplace(t, i).second) return false; // stored twice
+      std::vector<std::set<int>> reads(n), writes(n);
+      std::vector<std::set<std::size_t>> after(n); // after[i]: kernels that must follow i
+      std::set<NodeId> loaded;
+      for (std::size_t i = 0; i < n; ++i) {
+        std::set<NodeId> available;
+        for (const auto& [t, j] : producer)
+          if (j != i) available.insert(t);
+        calc::KernelMapping km;
+        km.stage = stage;
+        km.stores = p[i].stores;
+        km.temporaries = p[i].temporaries;
+        calc::KernelPlan plan;
+        try {
+          plan = calc::plan_kernel(calc_, km, available);
+        } catch (const calc::MappingError&) {
+          return false;
+        }
+        for (NodeId t : plan.temporaries_in) {
+          after[producer.at(t)].insert(i);
+          loaded.insert(t);
+        }
+        for (const calc::InputStencil& in : plan.inputs) reads[i].insert(in.grid_function);
+        for (int g : plan.outputs) writes[i].insert(g);
+      }
+      // Dead temporaries: drop and start over (what the others load may change).
+      bool dropped = false;
+      for (PartKernel& k : p) {
+        auto dead = [&](NodeId t) { return !loaded.count(t); };
+        const auto before = k.temporaries.size();
+        k.temporaries.erase(std::remove_if(k.temporaries.begin(), k.temporaries.end(), dead),
+                            k.temporaries.end());
+        dropped |= k.temporaries.size() != before;
+      }
+      if (dropped) continue;
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j)
+          if (i != j)
+            for (int g : reads[i])
+              if (writes[j].count(g)) after[i].insert(j);
+      // Kahn's algorithm, keeping the current order where it is free to.
+      std::vector<int> indegree(n, 0);
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j : after[i]) ++indegree[j];
+      std::vector<bool> placed(n, false);
+      Partition ordered;
+      for (std::size_t step = 0; step < n; ++step) {
+        std::size_t next = n;
+        for (std::size_t i = 0; i < n && next == n; ++i)
+          if (!placed[i] && indegree[i] == 0) next = i;
+        if (next == n) return false; // a cycle
+        placed[next] = true;
+        for (std::size_t j : after[next]) --indegree[j];
+        ordered.push_back(p[next]);
+      }
+      p = std::move(ordered);
+      return true;
+    }
+    return false;
+  }
+
+  // The predicted seconds of a normalised stage partition (kInf when a kernel fits nowhere).
+  double price_stage(int stage, const Partition& p) {
+    ++stats.partitions;
+    double total = 0;
+    std::set<NodeId> available;
+    for (const PartKernel& k : p) {
+      const KernelPrice* price;
+      try {
+        price = &price_kernel(stage, k, available, false);
+      } catch (const calc::MappingError&) {
+        return kInf;
+      }
+      if (!price->valid) return kInf;
+      total += price->candidates.front().seconds;
+      for (NodeId t : k.temporaries) available.insert(t);
+    }
+    return total;
+  }
+
+  // Shared non-uniform DAG nodes of a stage worth storing as temporaries: reached from two or
+  // more stores, not loads, ranked by how much arithmetic sharing them saves.
+  std::vector<NodeId> temporary_candidates(int stage) const {
+    const calc::Dag& dag = calc_.dag;
+    const auto& stores = calc_.stages[std::size_t(stage)].stores;
+    std::vector<int> users(dag.size(), 0);
+    for (const calc::Store& st : stores) {
+      std::vector<char> seen(dag.size(), 0);
+      std::vector<NodeId> stack{st.value};
+      while (!stack.empty()) {
+        NodeId id = stack.back();
+        stack.pop_back();
+        if (seen[id]) continue;
+        seen[id] = 1;
+        ++users[id];
+        for (NodeId k : dag.node(id).kids) stack.push_back(k);
+      }
+    }
+    std::vector<std::pair<double, NodeId>> ranked;
+    for (NodeId id = 0; id < dag.size(); ++id) {
+      const calc::Node& n = dag.node(id);
+      if (users[id] < 2 || n.uniform || n.op == calc::Op::Load || n.op == calc::Op::Constant)
+        continue;
+      // Its cone: the arithmetic a temporary saves (users - 1) times.
+      const calc::FlopCounts f = calc::count_flops(dag, cone(dag, id));
+      if (f.total() < 3) continue;
+      ranked.push_back({double(users[id] - 1) * double(f.total()), id});
+    }
+    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    std::vector<NodeId> out;
+    for (const auto& [score, id] : ranked) {
+      if (int(out.size()) >= options_.max_temporary_candidates) break;
+      out.push_back(id);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // Chemora's move proposals from `start`, steepest descent: every proposal is priced, the one
+  // that lowers the total most is accepted, until none does.
+  std::pair<Partition, double> improve(int stage, Partition start,
+                                       const std::vector<NodeId>& temporaries) {
+    if (!normalise(stage, start)) return {start, kInf};
+    double now = price_stage(stage, start);
+    for (int step = 0; step < options_.max_moves && !out_of_time(); ++step) {
+      std::vector<Partition> proposals;
+      const std::size_t n = start.size();
+      for (std::size_t a = 0; a < n; ++a)
+        for (std::size_t s = 0; s < start[a].stores.size(); ++s) {
+          const int store = start[a].stores[s];
+          for (std::size_t b = 0; b <= n; ++b) { // b == n: a kernel of its own
+            if (b == a || (b == n && start[a].stores.size() == 1 && start[a].temporaries.empty()))
+              continue;
+            Partition q = start;
+            q[a].stores.erase(q[a].stores.begin() + long(s));
+            if (b == n) {
+              q.insert(q.begin() + long(a) + 1, PartKernel{{store}, {}});
+            } else {
+              q[b].stores.push_back(store);
+              std::sort(q[b].stores.begin(), q[b].stores.end());
+            }
+            proposals.push_back(std::move(q));
+          }
+        }
+      for (std::size_t a = 0; a < n; ++a)
+        for (std::size_t b = a + 1; b < n; ++b) { // merge b into a
+          Partition q = start;
+          for (int s : q[b].stores) q[a].stores.push_back(s);
+          for (NodeId t : q[b].temporaries) q[a].temporaries.push_back(t);
+          std::sort(q[a].stores.begin(), q[a].stores.end());
+          std::sort(q[a].temporaries.begin(), q[a].temporaries.end());
+          q.erase(q.begin() + long(b));
+          proposals.push_back(std::move(q));
+        }
+      std::set<NodeId> stored;
+      for (const PartKernel& k : start) stored.insert(k.temporaries.begin(), k.temporaries.end());
+      for (NodeId t : temporaries) {
+        if (stored.count(t)) { // copy: every kernel that needs it recomputes it
+          Partition q = start;
+          for (PartKernel& k : q) std::erase(k.temporaries, t);
+          proposals.push_back(std::move(q));
+          continue;
+        }
+        // move: a kernel of its own before the others stores it; or each existing kernel does
+        Partition q = start;
+        q.insert(q.begin(), PartKernel{{}, {t}});
+        proposals.push_back(std::move(q));
+        for (std::size_t a = 0; a < n; ++a) {
+          Partition r = start;
+          r[a].temporaries.push_back(t);
+          std::sort(r[a].temporaries.begin(), r[a].temporaries.end());
+          proposals.push_back(std::move(r));
+        }
+      }
+      double best = now;
+      Partition chosen;
+      for (Partition& q : proposals) {
+        if (out_of_time()) break;
+        if (!normalise(stage, q)) continue; // correctness cannot be restored
+        const double t = price_stage(stage, q);
+        if (t < best * (1 - 1e-9)) {
+          best = t;
+          chosen = std::move(q);
+        }
+      }
+      if (chosen.empty()) break;
+      start = std::move(chosen);
+      now = best;
+      ++stats.moves_accepted;
+    }
+    return {start, now};
+  }
+
+  // Fousek's covers of one stage: the epsilon best partitions by ILP.
+  std::vector<std::pair<Partition, double>> covers(int stage,
+                                                   const std::vector<NodeId>& temporaries) {
+    if (out_of_time()) return {};
+    const auto& stores = calc_.stages[std::size_t(stage)].stores;
+    const int ns = int(stores.size()), nt = int(temporaries.size()), n = ns + nt;
+    // Vertex v < ns: store v; else temporary temporaries[v - ns]. What each vertex's value
+    // needs, stopping at other candidate temporaries; and what it loads.
+    const calc::Dag& dag = calc_.dag;
+    const std::set<NodeId> cut(temporaries.begin(), temporaries.end());
+    CoverGraph data;  // u -> v: v uses u's value
+    CoverGraph order; // data edges plus reader -> writer of a grid function
+    data.vertices = order.vertices = n;
+    const std::size_t count = std::size_t(n);
+    std::vector<std::set<int>> reads(count);
+    std::vector<std::set<NodeId>> uses(count); // candidate temporaries it reaches
+    for (int v = 0; v < n; ++v) {
+      const NodeId root = v < ns ? stores[std::size_t(v)].value : temporaries[std::size_t(v - ns)];
+      std::vector<NodeId> met;
+      const std::vector<NodeId> kids(dag.node(root).kids.begin(), dag.node(root).kids.end());
+      for (NodeId id : calc::evaluated_nodes(dag, kids, cut, met))
+        if (dag.node(id).op == calc::Op::Load) reads[std::size_t(v)].insert(dag.node(id).index);
+      uses[std::size_t(v)].insert(met.begin(), met.end());
+      for (NodeId t : uses[std::size_t(v)]) {
+        const int u = ns + int(std::find(temporaries.begin(), temporaries.end(), t) -
+                               temporaries.begin());
+        data.edges.push_back({u, v});
+      }
+    }
+    order.edges = data.edges;
+    for (int r = 0; r < n; ++r)
+      for (int w = 0; w < ns; ++w)
+        if (r != w && reads[std::size_t(r)].count(stores[std::size_t(w)].grid_function))
+          order.edges.push_back({r, w});
+
+    // Candidate groups: connected through data or a shared input grid function (links that
+    // decide connectivity only), and convex in the data graph.
+    std::vector<std::pair<int, int>> shared_inputs;
+    for (int a = 0; a < n; ++a)
+      for (int b = a + 1; b < n; ++b) {
+        bool shared = false;
+        for (int g : reads[std::size_t(a)])
+          if (reads[std::size_t(b)].count(g)) shared = true;
+        if (shared) shared_inputs.push_back({a, b});
+      }
+    const FusibleSets connected =
+        fusible_sets(data, options_.max_group_size, options_.max_groups, shared_inputs);
+    CoverProblem problem;
+    problem.vertices = n;
+    std::vector<PartKernel> kernels;
+    for (const std::vector<int>& set : connected.sets) {
+      PartKernel k;
+      std::set<int> in(set.begin(), set.end());
+      for (int v : set) {
+        if (v < ns) {
+          k.stores.push_back(v);
+          continue;
+        }
+        bool needed_outside = false;
+        for (const auto& [u, w] : data.edges)
+          if (u == v && !in.count(w)) needed_outside = true;
+        if (needed_outside) k.temporaries.push_back(temporaries[std::size_t(v - ns)]);
+      }
+      if (out_of_time()) return {};
+      std::set<NodeId> available;
+      for (int v = ns; v < n; ++v)
+        if (!in.count(v)) available.insert(temporaries[std::size_t(v - ns)]);
+      double cost = kInf;
+      try {
+        const KernelPrice& price = price_kernel(stage, k, available, false);
+        if (price.valid) cost = price.candidates.front().seconds;
+      } catch (const calc::MappingError&) {
+      }
+      ++stats.cover_groups;
+      if (!std::isfinite(cost)) {
+        if (set.size() > 1) continue;
+        cost = 1e3; // a singleton must stay: priced out of any cover that can avoid it
+      }
+      problem.groups.push_back(set);
+      problem.cost.push_back(cost);
+      kernels.push_back(std::move(k));
+    }
+    problem.check = precedence_check(order, problem.groups);
+    CoverStats cs;
+    const std::vector<Cover> found = best_covers(problem, options_.cover_epsilon, &cs);
+    stats.ilp_solves += cs.ilp_solves;
+    std::vector<std::pair<Partition, double>> out;
+    for (const Cover& c : found) {
+      Partition p;
+      for (int g : c.groups) p.push_back(kernels[std::size_t(g)]);
+      if (!normalise(stage, p)) continue;
+      const double t = price_stage(stage, p);
+      if (std::isfinite(t)) out.push_back({std::move(p), t});
+    }
+    return out;
+  }
+
+
+  // A whole mapping from one partition per stage, each kernel at its best (or `variant`-th
+  // best) candidate.
+  PricedMapping assemble(const std::vector<Partition>& stages, std::string origin,
+                         std::size_t vary_kernel = std::size_t(-1), std::size_t variant = 0) {
+    PricedMapping out;
+    out.origin = std::move(origin);
+    std::size_t index = 0;
+    for (std::size_t s = 0; s < stages.size(); ++s) {
+      std::set<NodeId> available;
+      for (const PartKernel& k : stages[s]) {
+        const KernelPrice& price = price_kernel(int(s), k, available);
+        const std::size_t pick = index == vary_kernel ? variant : 0;
+        const KernelCandidate& c = price.candidates.at(pick);
+        calc::KernelMapping km;
+        km.stage = int(s);
+        km.stores = k.stores;
+        km.temporaries = k.temporaries;
+        km.block = c.block;
+        PricedKernel pk;
+        pk.profile = apply(price.profile, c);
+        for (std::size_t i = 0; i < pk.profile.inputs.size(); ++i)
+          if (pk.profile.inputs[i].grid_function >= 0 &&
+              pk.profile.inputs[i].strategy != calc::Buffering::Unbuffered)
+            km.buffering[pk.profile.inputs[i].grid_function] = pk.profile.inputs[i].strategy;
+        pk.prediction = c.prediction;
+        pk.seconds = c.seconds;
+        out.seconds += c.seconds;
+        out.mapping.kernels.push_back(std::move(km));
+        out.kernels.push_back(std::move(pk));
+        for (NodeId t : k.temporaries) available.insert(t);
+        ++index;
+      }
+    }
+    calc::plan_kernels(calc_, out.mapping); // the assembled mapping must hold as a whole
+    return out;
+  }
+
+  std::size_t candidates_of(const std::vector<Partition>& stages, std::size_t kernel) {
+    std::size_t index = 0;
+    for (std::size_t s = 0; s < stages.size(); ++s) {
+      std::set<NodeId> available;
+      for (const PartKernel& k : stages[s]) {
+        if (index++ == kernel) return price_kernel(int(s), k, available).candidates.size();
+        for (NodeId t : k.temporaries) available.insert(t);
+      }
+    }
+    return 0;
+  }
+
+  const calc::Calculation& calc_;
+  const model::Device& device_;
+  const MapperOptions& options_;
+  std::chrono::steady_clock::time_point start_;
+  std::map<std::string, KernelPrice> memo_;
+};
+
+// The trace of every kernel's chosen assignment, recomputed (only when asked for).
+void add_traces(PricedMapping& m, const model::Device& device, const MapperOptions& options) {
+  for (PricedKernel& k : m.kernels) {
+    PricingContext context{&device,
+                           model::launch_geometry(k.profile.block,
+                                                  kernel_extent(k.profile, options.grid), device),
+                           options.combination, options.strategies};
+    k.trace = assign_buffering(k.profile, context, AssignmentMethod::Efficiency).trace;
+  }
+}
+
+// The short form names blocks and strategies; the partition (stores, temporaries) is added.
+std::string mapping_key(const calc::Calculation& calc, const calc::Mapping& m) {
+  std::string key = calc::to_string(calc, m);
+  for (const calc::KernelMapping& k : m.kernels)
+    key += fmt::format("|{}:{}:{}", k.stage, fmt::join(k.stores, ","), fmt::join(k.temporaries, ","));
+  return key;
+}
+
+} // namespace
+
+PricedMapping price_mapping(const calc::Calculation& calc, const calc::Mapping& mapping,
+                            const model::Device& device, const MapperOptions& options) {
+  const std::vector<model::KernelProfile> profiles = model::profile_mapping(calc, mapping);
+  PricedMapping out;
+  out.mapping = mapping;
+  out.origin = to_string(options.method);
+  for (const model::KernelProfile& profile : profiles) {
+    PricedKernel k;
+    k.profile = profile;
+    PricingContext context{&device,
+                           model::launch_geometry(profile.block, kernel_extent(profile, options.grid),
+                                                  device),
+                           options.combination};
+    k.seconds = launch_seconds(profile, context, &k.prediction);
+    out.seconds += k.seconds;
+    out.kernels.push_back(std::move(k));
+  }
+  return out;
+}
+
+MapResult map_calculation(const calc::Calculation& calc, const model::Device& device,
+                          const MapperOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  MapResult result;
+  if (options.method == Method::Default || options.method == Method::Fixed) {
+    result.best = price_mapping(calc, calc::default_mapping(calc), device, options);
+    result.best.origin = "default";
+    result.stats.model_calls = long(result.best.kernels.size());
+  } else {
+    Search search(calc, device, options);
+    // Per stage: the candidates from every strategy, best first.
+    std::vector<std::vector<std::pair<Partition, std::string>>> per_stage;
+    std::vector<Partition> best_stages;
+    for (std::size_t s = 0; s < calc.stages.size(); ++s) {
+      const int stage = int(s);
+      const int stores = int(calc.stages[s].stores.size());
+      std::vector<std::tuple<double, Partition, std::string>> found;
+      Partition one{PartKernel{}};
+      for (int st = 0; st < stores; ++st) one[0].stores.push_back(st);
+      {
+        // The one-kernel mapping over every configuration; its best blocks price partitions.
+        std::set<NodeId> none;
+        const KernelPrice& p = search.price_kernel(stage, one[0], none, true);
+        for (const KernelCandidate& c : p.candidates)
+          if (std::find(search.coarse.begin(), search.coarse.end(), c.block) == search.coarse.end())
+            search.coarse.push_back(c.block);
+        for (const calc::BlockConfig b : {calc::BlockConfig{2, 32, 8, 8}, calc::BlockConfig{2, 64, 4, 8},
+                                          calc::BlockConfig{2, 128, 2, 8}, calc::BlockConfig{2, 32, 4, 16},
+                                          calc::BlockConfig{2, 64, 2, 32}, calc::BlockConfig{1, 32, 8, 8}})
+          if (std::find(search.coarse.begin(), search.coarse.end(), b) == search.coarse.end())
+            search.coarse.push_back(b);
+      }
+      if (!options.partition) {
+        found.push_back({search.price_stage(stage, one), one, "one kernel"});
+      } else {
+        const std::vector<NodeId> temporaries = search.temporary_candidates(stage);
+        auto [a, ta] = search.improve(stage, one, temporaries);
+        found.push_back({ta, a, a == one ? "one kernel" : "moves from one kernel"});
+        Partition each;
+        for (int st = 0; st < stores; ++st) each.push_back(PartKernel{{st}, {}});
+        if (stores > 1) {
+          auto [b, tb] = search.improve(stage, each, temporaries);
+          found.push_back({tb, b, b == each ? "one kernel per store"
+                                            : "moves from one kernel per store"});
+        }
+        int c = 0;
+        for (auto& [p, t] : search.covers(stage, temporaries))
+          found.push_back({t, std::move(p), fmt::format("ILP cover {}", ++c)});
+      }
+      std::stable_sort(found.begin(), found.end(),
+                       [](const auto& x, const auto& y) { return std::get<0>(x) < std::get<0>(y); });
+      if (found.empty() || !std::isfinite(std::get<0>(found.front()))) {
+        // Say which kernel does not fit, from the one-kernel partition's price.
+        std::set<NodeId> none;
+        const KernelPrice& p = search.price_kernel(stage, one[0], none);
+        throw calc::MappingError(p.valid ? "no mapping of calculation '" + calc.name + "' fits " +
+                                               device.name
+                                         : p.why);
+      }
+      std::vector<std::pair<Partition, std::string>> distinct;
+      for (auto& [t, p, origin] : found) {
+        if (!std::isfinite(t)) continue;
+        bool seen = false;
+        for (const auto& d : distinct) seen |= d.first == p;
+        if (!seen) distinct.push_back({std::move(p), std::move(origin)});
+      }
+      best_stages.push_back(distinct.front().first);
+      per_stage.push_back(std::move(distinct));
+    }
+    std::string origin;
+    for (const auto& stage : per_stage) origin += (origin.empty() ? "" : "; ") + stage.front().second;
+    result.best = search.assemble(best_stages, origin);
+
+    // Runners-up: other partitions of a stage, then other block/assignment candidates of a
+    // kernel, each a whole mapping; distinct, fastest first.
+    std::vector<PricedMapping> others;
+    for (std::size_t s = 0; s < per_stage.size(); ++s)
+      for (std::size_t i = 1; i < per_stage[s].size(); ++i) {
+        std::vector<Partition> stages = best_stages;
+        stages[s] = per_stage[s][i].first;
+        others.push_back(search.assemble(stages, per_stage[s][i].second));
+      }
+    for (std::size_t k = 0; k < result.best.mapping.kernels.size(); ++k)
+      for (std::size_t v = 1; v < search.candidates_of(best_stages, k); ++v)
+        others.push_back(search.assemble(best_stages, fmt::format("kernel {}: candidate {}", k, v + 1),
+                                         k, v));
+    // Partitions were compared at the coarse configurations; every kernel here was searched
+    // over all of them, so the order may change: the fastest whole mapping wins.
+    others.insert(others.begin(), std::move(result.best)); // first among equals
+    std::stable_sort(others.begin(), others.end(),
+                     [](const PricedMapping& a, const PricedMapping& b) { return a.seconds < b.seconds; });
+    result.best = std::move(others.front());
+    std::set<std::string> keys{mapping_key(calc, result.best.mapping)};
+    for (std::size_t i = 1; i < others.size(); ++i) {
+      if (int(result.runners_up.size()) >= options.runners_up) break;
+      if (keys.insert(mapping_key(calc, others[i].mapping)).second)
+        result.runners_up.push_back(std::move(others[i]));
+    }
+    result.stats = search.stats;
+  }
+  if (options.trace) add_traces(result.best, device, options);
+  result.stats.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return result;
+}
+
+} // namespace saguaro::mapper

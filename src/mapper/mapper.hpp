@@ -1,0 +1,112 @@
+// The mapper: for one Calculation on one device, the Mapping the model predicts fastest — how
+// the DAG is split into kernels, each kernel's block configuration and each input's buffering
+// strategy — with the runners-up and what the search cost. It asks model/ and nothing else
+// (ARCHITECTURE.md); codegen and the runtime take its Mapping as it is.
+//
+// Three nested searches:
+//  * buffering assignment per kernel and block configuration (assignment.hpp: Hu et al.
+//    Algorithm 1 with eq. 3, or exhaustive);
+//  * block configuration per kernel (block_search.hpp: enumeration pruned by a lower bound);
+//  * kernel partition per stage, two ways, the cheaper one wins:
+//     - Chemora's move proposals from two starting points (one kernel; one kernel per store):
+//       move a store to another kernel or a kernel of its own, merge two kernels, store a
+//       shared DAG node as a temporary grid function for later kernels ("move") or recompute
+//       it in every kernel that needs it ("copy"), accepted while the predicted total drops;
+//       after every proposal the kernels are reordered so producers of temporaries come
+//       before their consumers and readers of a grid function before its writer, and dead
+//       temporaries and empty kernels are removed;
+//     - Fousek's covers: candidate vertex groups (stores and candidate temporaries; connected
+//       by shared inputs or data, convex) priced with the model, and the epsilon best
+//       partitions by 0/1 set-partitioning ILP (cover.hpp, GLPK).
+// Distinct kernels are priced once (memoised by stage, stores, temporaries and what they
+// load).
+#pragma once
+
+#include "calc/calculation.hpp"
+#include "calc/mapping.hpp"
+#include "mapper/assignment.hpp"
+#include "mapper/block_search.hpp"
+#include "model/device.hpp"
+#include "model/model.hpp"
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace saguaro::mapper {
+
+enum class Method {
+  Model,      // efficiency-based assignment, pruned block search, moves + ILP covers
+  Exhaustive, // exhaustive assignment (up to max_exhaustive_assignments per configuration),
+              // every block configuration, every fusible group in the covers
+  Default,    // calc::default_mapping: one kernel per stage, z 32x8x8, every input unbuffered
+  Fixed,      // a mapping the user gives (mapping_file.hpp); the mapper only prices it
+};
+const char* to_string(Method m);
+bool method_from_string(const std::string& text, Method& m); // "model" "exhaustive" ...
+
+struct MapperOptions {
+  Method method = Method::Model;
+  std::array<long, 3> grid{256, 256, 256}; // interior points of one patch (x, y, z)
+  model::Combination combination = model::Combination::Hu;
+  int runners_up = 5;                 // distinct mappings reported after the best
+  bool partition = true;              // search kernel partitions (else one kernel per stage)
+  int max_moves = 64;                 // accepted move proposals per starting point
+  int max_temporary_candidates = 8;   // shared DAG nodes considered as temporaries, per stage
+  int max_group_size = 4;             // covers: largest candidate group
+  std::size_t max_groups = 400;       // covers: candidate groups per stage
+  int cover_epsilon = 8;              // covers: how many covers to produce
+  double max_exhaustive_assignments = 1e5; // Exhaustive: above this, Algorithm 1 is used
+  bool trace = false;                 // keep the assignment trace of every chosen kernel
+  // The partition search stops proposing (keeping the best found) once the whole search has
+  // taken this long: a simulation start must not wait minutes (BSSN's RHS has 25 stores).
+  double partition_seconds = 2.0;
+  // The strategies the search may assign (all; a set for experiments and tests).
+  StrategySet strategies = kAllStrategies;
+};
+
+// One kernel of a priced mapping.
+struct PricedKernel {
+  model::KernelProfile profile; // block and strategies as chosen
+  model::Prediction prediction;
+  double seconds = 0;                // one launch over its region
+  std::vector<AssignmentStep> trace; // when MapperOptions::trace
+};
+
+struct PricedMapping {
+  calc::Mapping mapping;
+  std::vector<PricedKernel> kernels; // one per mapping.kernels entry
+  double seconds = 0;                // the calculation's predicted time: their sum
+  std::string origin;                // how the search found it ("moves from one kernel", ...)
+};
+
+struct SearchStatistics {
+  long model_calls = 0;       // model::predict and model::lower_bound evaluations
+  long kernels_priced = 0;    // distinct kernels whose block configuration was searched
+  long configurations = 0;    // block configurations whose assignment was run
+  long pruned = 0;            // block configurations skipped by the lower bound
+  long partitions = 0;        // kernel partitions priced (moves and covers)
+  long moves_accepted = 0;
+  long cover_groups = 0;      // candidate groups priced for the covers
+  int ilp_solves = 0;
+  bool out_of_time = false;   // the partition search hit MapperOptions::partition_seconds
+  double seconds = 0;         // wall time of the whole search
+};
+
+struct MapResult {
+  PricedMapping best;
+  std::vector<PricedMapping> runners_up; // distinct, fastest first
+  SearchStatistics stats;
+};
+
+// Throws calc::MappingError when no mapping of `calc` fits the device (every block
+// configuration of some kernel runs out of registers or shared memory).
+MapResult map_calculation(const calc::Calculation& calc, const model::Device& device,
+                          const MapperOptions& options = {});
+
+// Prices a given mapping (Method::Fixed, and the default mapping) with the same model.
+// Throws calc::MappingError when it does not fit its calculation.
+PricedMapping price_mapping(const calc::Calculation& calc, const calc::Mapping& mapping,
+                            const model::Device& device, const MapperOptions& options = {});
+
+} // namespace saguaro::mapper

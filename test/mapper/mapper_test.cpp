@@ -1,0 +1,72 @@
+// The whole mapper on the examples and on random calculations with several outputs: the chosen
+// mapping holds (plan_kernels), is never predicted slower than the default mapping or its
+// runners-up, and the runners-up are distinct.
+#include "mapper_support.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace saguaro;
+using namespace saguaro::mapper;
+using test::device;
+
+namespace {
+
+void check_result(const calc::Calculation& calc, const model::Device& d, const MapResult& r,
+                  const MapperOptions& o) {
+  SCOPED_TRACE(calc.name + " on " + d.name);
+  EXPECT_NO_THROW(calc::plan_kernels(calc, r.best.mapping));
+  ASSERT_EQ(r.best.kernels.size(), r.best.mapping.kernels.size());
+  double sum = 0;
+  for (const PricedKernel& k : r.best.kernels) {
+    EXPECT_TRUE(k.prediction.valid);
+    sum += k.seconds;
+  }
+  EXPECT_NEAR(r.best.seconds, sum, 1e-12 * sum);
+  // Priced again from scratch, the chosen mapping costs what the search said.
+  const PricedMapping again = price_mapping(calc, r.best.mapping, d, o);
+  EXPECT_NEAR(again.seconds, r.best.seconds, 1e-9 * r.best.seconds);
+  const PricedMapping plain = price_mapping(calc, calc::default_mapping(calc), d, o);
+  EXPECT_LE(r.best.seconds, plain.seconds * (1 + 1e-12));
+  auto key = [&](const calc::Mapping& m) {
+    std::string k = calc::to_string(calc, m);
+    for (const auto& km : m.kernels)
+      k += fmt::format("|{}:{}:{}", km.stage, fmt::join(km.stores, ","), fmt::join(km.temporaries, ","));
+    return k;
+  };
+  std::set<std::string> seen{key(r.best.mapping)};
+  for (const PricedMapping& m : r.runners_up) {
+    EXPECT_NO_THROW(calc::plan_kernels(calc, m.mapping));
+    EXPECT_GE(m.seconds, r.best.seconds * (1 - 1e-12));
+    EXPECT_TRUE(seen.insert(key(m.mapping)).second) << "runner-up repeated";
+  }
+  EXPECT_GT(r.stats.model_calls, 0);
+}
+
+} // namespace
+
+TEST(Mapper, ExamplesOnEveryDevice) {
+  for (const char* file : {"par/wave.edl", "par/maxwell.edl", "par/advect.edl", "par/microbench.edl"})
+    for (int order : {2, 8}) {
+      const calc::Program program = test::lower_example(file, order);
+      for (const char* dev : {"k20xm", "h100", "a100"})
+        for (const calc::Calculation& c : program.calculations) {
+          MapperOptions o;
+          const MapResult r = map_calculation(c, device(dev), o);
+          check_result(c, device(dev), r, o);
+        }
+    }
+}
+
+TEST(Mapper, RandomCalculationsWithSeveralOutputs) {
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 20; ++trial) {
+    const calc::Program program =
+        test::lower_edl(test::random_edl(rng, 2 + trial % 6, 2 + trial % 4));
+    for (const char* dev : {"k20xm", "h100"}) {
+      MapperOptions o;
+      o.grid = {64, 48, 40};
+      const MapResult r = map_calculation(program.calculations.at(0), device(dev), o);
+      check_result(program.calculations.at(0), device(dev), r, o);
+    }
+  }
+}
