@@ -179,7 +179,8 @@ int map_main(const MapCommand& command, std::ostream& out, std::ostream& err) {
   try {
     device = model::load_device(command.device_file);
   } catch (const model::DeviceError& e) {
-    err << e.what();
+    const std::string what = e.what();
+    err << what << (what.empty() || what.back() != '\n' ? "\n" : "");
     return kBadInput;
   }
   const calc::Program program =
