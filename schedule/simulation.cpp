@@ -633,13 +633,9 @@ std::vector<calc::Mapping> Simulation::choose_mappings(const std::string& backen
       for (std::size_t i = 0; i < program.calculations.size(); ++i)
         if (program.calculations[i].name == e.calculation) {
           if (j == 0) out[i] = e.mapping;
-          if (verify > 0) {
-            auto& list = candidates_[i];
-            const std::string key = calc::to_string(program.calculations[i], e.mapping);
-            bool seen = false;
-            for (const auto& m : list) seen |= calc::to_string(program.calculations[i], m) == key;
-            if (!seen) list.push_back(e.mapping);
-          }
+          auto& list = candidates_[i];
+          if (verify > 0 && std::find(list.begin(), list.end(), e.mapping) == list.end())
+            list.push_back(e.mapping);
         }
   }
   return out;

@@ -122,8 +122,8 @@ Loaded load(const Benchmark& b) {
   return l;
 }
 
-// Candidates are told apart by the short form and what the short form leaves out: which
-// stores and temporaries each kernel makes.
+// A candidate's label in the JSON: the short form and what it leaves out, which stores and
+// temporaries each kernel makes.
 std::string mapping_key(const calc::Calculation& calc, const calc::Mapping& m) {
   std::string key = calc::to_string(calc, m);
   for (const calc::KernelMapping& k : m.kernels)
@@ -192,16 +192,15 @@ public:
   // the model finds it invalid (the model's and the default mapping). Returns whether `m` is
   // in the set afterwards.
   bool add(const calc::Mapping& m, const std::string& kind, bool force = false) {
-    const std::string key = mapping_key(calc_, m);
     for (Candidate& c : list)
-      if (c.key == key) {
+      if (c.mapping == m) {
         c.kinds.push_back(kind);
         ++skipped.duplicates;
         return true;
       }
     Candidate c;
     c.mapping = m;
-    c.key = key;
+    c.key = mapping_key(calc_, m);
     c.short_form = calc::to_string(calc_, m);
     c.kinds.push_back(kind);
     try {
@@ -226,8 +225,7 @@ public:
   }
 
   bool contains(const calc::Mapping& m) const {
-    const std::string key = mapping_key(calc_, m);
-    return std::any_of(list.begin(), list.end(), [&](const Candidate& c) { return c.key == key; });
+    return std::any_of(list.begin(), list.end(), [&](const Candidate& c) { return c.mapping == m; });
   }
 
   Candidate* find_role(const std::string& role) {

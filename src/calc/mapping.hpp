@@ -56,10 +56,14 @@ struct KernelMapping {
   // Per input grid function (Calculation::grid_functions index); absent means Unbuffered.
   // Temporaries are read at the point itself only and always unbuffered.
   std::map<int, Buffering> buffering;
+  bool operator==(const KernelMapping&) const = default;
 };
 
 struct Mapping {
   std::vector<KernelMapping> kernels; // in launch order; stages in order
+  // Equal mappings make the same kernels. (The short form, to_string, leaves out which stores
+  // and temporaries each kernel makes, so it cannot tell partitions apart.)
+  bool operator==(const Mapping&) const = default;
 };
 
 // Raised when a mapping does not fit its calculation; what() says which kernel, which grid

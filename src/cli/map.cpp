@@ -53,13 +53,19 @@ std::string strategies_text(const model::KernelProfile& k) {
   return fmt::format("{}", fmt::join(parts, " "));
 }
 
-std::string stores_text(const calc::Calculation& calc, const calc::KernelMapping& k) {
+// The grid functions a kernel stores.
+std::vector<std::string> store_names(const calc::Calculation& calc, const calc::KernelMapping& k) {
   std::vector<std::string> names;
   for (int st : k.stores)
     names.push_back(
         calc.grid_functions[std::size_t(calc.stages[std::size_t(k.stage)].stores[std::size_t(st)]
                                             .grid_function)]
             .name);
+  return names;
+}
+
+std::string stores_text(const calc::Calculation& calc, const calc::KernelMapping& k) {
+  std::vector<std::string> names = store_names(calc, k);
   for (calc::NodeId t : k.temporaries) names.push_back(fmt::format("tmp{}", t));
   return fmt::format("{}", fmt::join(names, " "));
 }
@@ -115,12 +121,7 @@ nlohmann::json kernel_json(const calc::Calculation& calc, const calc::KernelMapp
                            const mapper::PricedKernel& k) {
   nlohmann::json j;
   j["stage"] = km.stage;
-  std::vector<std::string> stores;
-  for (int st : km.stores)
-    stores.push_back(calc.grid_functions[std::size_t(
-                                             calc.stages[std::size_t(km.stage)].stores[std::size_t(st)].grid_function)]
-                         .name);
-  j["stores"] = stores;
+  j["stores"] = store_names(calc, km);
   j["temporaries"] = km.temporaries;
   j["block"] = calc::to_string(km.block);
   nlohmann::json b = nlohmann::json::object();
@@ -189,7 +190,8 @@ int map_main(const MapCommand& command, std::ostream& out, std::ostream& err) {
   mapper::MapperOptions options;
   options.method = method;
   options.grid = grid;
-  options.trace = true;
+  // JSON carries each chosen kernel's trace; the text prints it (and ByPerf's) itself.
+  options.trace = command.format == "json";
   nlohmann::json doc;
   doc["edl"] = command.edl_file;
   doc["device"] = device.name;

@@ -501,13 +501,6 @@ void add_traces(PricedMapping& m, const model::Device& device, const MapperOptio
   }
 }
 
-// The short form names blocks and strategies; the partition (stores, temporaries) is added.
-std::string mapping_key(const calc::Calculation& calc, const calc::Mapping& m) {
-  std::string key = calc::to_string(calc, m);
-  for (const calc::KernelMapping& k : m.kernels)
-    key += fmt::format("|{}:{}:{}", k.stage, fmt::join(k.stores, ","), fmt::join(k.temporaries, ","));
-  return key;
-}
 
 } // namespace
 
@@ -623,11 +616,13 @@ MapResult map_calculation(const calc::Calculation& calc, const model::Device& de
     std::stable_sort(others.begin(), others.end(),
                      [](const PricedMapping& a, const PricedMapping& b) { return a.seconds < b.seconds; });
     result.best = std::move(others.front());
-    std::set<std::string> keys{mapping_key(calc, result.best.mapping)};
     for (std::size_t i = 1; i < others.size(); ++i) {
       if (int(result.runners_up.size()) >= options.runners_up) break;
-      if (keys.insert(mapping_key(calc, others[i].mapping)).second)
-        result.runners_up.push_back(std::move(others[i]));
+      auto same = [&](const PricedMapping& m) { return m.mapping == others[i].mapping; };
+      if (others[i].mapping == result.best.mapping ||
+          std::any_of(result.runners_up.begin(), result.runners_up.end(), same))
+        continue;
+      result.runners_up.push_back(std::move(others[i]));
     }
     result.stats = search.stats;
   }

@@ -32,7 +32,7 @@ TEST(Assignment, EfficiencyReachesTheExhaustiveOptimum) {
   std::string worst_case;
   for (int trial = 0; trial < 60; ++trial) {
     const int n = 1 + trial % 8;
-    const calc::Program program = test::lower_edl(test::random_edl(rng, n));
+    const calc::Program program = test::lower_text(test::random_edl(rng, n));
     const calc::Calculation& calc = program.calculations.at(0);
     for (const char* dev : {"k20xm", "h100"})
       for (const calc::BlockConfig& block : kBlocks) {
@@ -74,7 +74,7 @@ TEST(Assignment, EfficiencyReachesTheExhaustiveOptimum) {
 TEST(Assignment, LowerBoundNeverExceedsAPrediction) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 30; ++trial) {
-    const calc::Program program = test::lower_edl(test::random_edl(rng, 1 + trial % 6));
+    const calc::Program program = test::lower_text(test::random_edl(rng, 1 + trial % 6));
     const calc::Calculation& calc = program.calculations.at(0);
     for (const char* dev : {"k20xm", "h100"})
       for (const calc::BlockConfig& block : kBlocks) {
@@ -99,7 +99,7 @@ TEST(Assignment, LowerBoundNeverExceedsAPrediction) {
 TEST(BlockSearch, PruningKeepsTheBest) {
   std::mt19937 rng(11);
   for (int trial = 0; trial < 12; ++trial) {
-    const calc::Program program = test::lower_edl(test::random_edl(rng, 2 + trial % 7));
+    const calc::Program program = test::lower_text(test::random_edl(rng, 2 + trial % 7));
     const calc::Calculation& calc = program.calculations.at(0);
     const model::KernelProfile k = test::single_kernel(calc, {});
     for (const char* dev : {"k20xm", "h100"}) {

@@ -1,37 +1,31 @@
-// Shared by the mapper tests: device descriptions, the examples, and random small stencil
-// calculations written as EDL and lowered by the real front end.
+// Shared by the mapper tests: device descriptions and random small stencil calculations
+// written as EDL (lower them with unit/support.hpp's lower_text, as the examples with
+// lower_file).
 #pragma once
 
-#include "calc/lower.hpp"
-#include "edl/parser.hpp"
 #include "mapper/mapper.hpp"
+// unit/support.hpp names the saguaro executable, which the mapper suite does not run.
+#ifndef SAGUARO_EXE
+#define SAGUARO_EXE "saguaro"
+#endif
+#include "unit/support.hpp"
 
 #include <fmt/format.h>
 
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 namespace saguaro::test {
 
-inline std::string source(const std::string& file) {
-  return std::string(SAGUARO_SOURCE_DIR) + "/" + file;
-}
-
 inline const model::Device& device(const std::string& name) {
   static std::map<std::string, model::Device> cache;
   auto it = cache.find(name);
   if (it == cache.end())
-    it = cache.emplace(name, model::load_device(source("configs/devices/" + name + ".yaml"))).first;
+    it = cache.emplace(name, model::load_device(source_dir() + "/configs/devices/" + name + ".yaml"))
+             .first;
   return it->second;
-}
-
-inline calc::Program lower_edl(const std::string& text, int fd_order = 4) {
-  return calc::lower(edl::parse_string(text, "random.edl"), calc::LowerOptions{fd_order});
-}
-
-inline calc::Program lower_example(const std::string& file, int fd_order = 4) {
-  return calc::lower(edl::parse_file(source(file)), calc::LowerOptions{fd_order});
 }
 
 // A random calculation: `inputs` grid functions A0.. read at random stencils (some along z

@@ -149,7 +149,7 @@ std::pair<int, int> position(const std::string& text, const std::string& needle,
 // the diagnostic quotes the line and puts the caret under the needle.
 void expect_error(const std::string& text, const std::string& needle, const std::string& message,
                   int occurrence = 1) {
-  const calc::Program program = test::lower_example("par/wave.edl");
+  const calc::Program program = test::lower_file("par/wave.edl");
   const auto [line, column] = position(text, needle, occurrence);
   ASSERT_GT(line, 0) << needle;
   try {
@@ -185,7 +185,7 @@ fs::path fresh_dir(const std::string& name) {
 TEST(MappingFile, RoundTripsEveryKindOfMapping) {
   int with_temporaries = 0, per_store = 0;
   for (const char* example : {"par/wave.edl", "par/maxwell.edl", "par/microbench.edl"}) {
-    const calc::Program program = test::lower_example(example);
+    const calc::Program program = test::lower_file(example);
     for (const calc::Calculation& c : program.calculations) {
       SCOPED_TRACE(std::string(example) + " " + c.name);
       const calc::Mapping plain = calc::default_mapping(c);
@@ -219,7 +219,7 @@ TEST(MappingFile, RoundTripsEveryKindOfMapping) {
 // The split of test_cuda_codegen.cpp: a shared Laplacian passed through a temporary, with a
 // buffered input in the kernel that computes it.
 TEST(MappingFile, RoundTripsSplitKernelsWithTemporaries) {
-  const calc::Program program = test::lower_example("test/codegen/edl/split.edl");
+  const calc::Program program = test::lower_file("test/codegen/edl/split.edl");
   const calc::Calculation& c = program.calculations[0];
   const calc::Stage& stage = c.stages[0];
   ASSERT_EQ(stage.stores.size(), 2u);
@@ -254,7 +254,7 @@ TEST(MappingFile, RoundTripsSplitKernelsWithTemporaries) {
 }
 
 TEST(MappingFile, HandWrittenFileWithDefaultsAndOmittedCalculations) {
-  const calc::Program program = test::lower_example("par/wave.edl");
+  const calc::Program program = test::lower_file("par/wave.edl");
   const std::string text = "calculations:\n  wave_rhs:\n    kernels:\n"
                            "      - stores: phirhs\n"
                            "      - stores: [pirhs]\n        buffering: {phi: c}\n";
@@ -278,7 +278,7 @@ TEST(MappingFile, HandWrittenFileWithDefaultsAndOmittedCalculations) {
 }
 
 TEST(MappingFile, HashMismatchIsAWarning) {
-  const calc::Program program = test::lower_example("par/wave.edl");
+  const calc::Program program = test::lower_file("par/wave.edl");
   const std::string text = replace(kWave, "    kernels:", "    hash: 0123456789abcdef\n    kernels:");
   const MappingFile f = parse_mapping_file(text, "old.yaml", program);
   ASSERT_EQ(f.entries.size(), 1u);
@@ -298,7 +298,7 @@ TEST(MappingFile, HashMismatchIsAWarning) {
 // --- diagnostics --------------------------------------------------------------------------
 
 TEST(MappingFile, TheExampleTextParses) {
-  const calc::Program program = test::lower_example("par/wave.edl");
+  const calc::Program program = test::lower_file("par/wave.edl");
   const MappingFile f = parse_mapping_file(kWave, "m.yaml", program);
   EXPECT_EQ(f.device, "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(f.grid, (std::array<long, 3>{256, 256, 256}));
@@ -347,7 +347,7 @@ TEST(MappingFile, StoreMadeTwice) {
                                     "      - stores: [phirhs]\n");
   expect_error(twice, "phirhs", "'phirhs' is stored twice: kernel 0 already stores it", 2);
   try {
-    parse_mapping_file(twice, "m.yaml", test::lower_example("par/wave.edl"));
+    parse_mapping_file(twice, "m.yaml", test::lower_file("par/wave.edl"));
   } catch (const MappingFileError& e) {
     const auto [line, column] = position(twice, "phirhs", 1);
     EXPECT_NE(std::string(e.what()).find(fmt::format("m.yaml:{}:{}: note: first stored here", line,
@@ -366,7 +366,7 @@ TEST(MappingFile, MissingStoreIsReportedAtTheCalculation) {
   const std::string text = replace(kWave, "{phi: b}", "{phi: r}");
   expect_error(text, "wave_rhs", "strategy r (register) does not apply to phi");
   try {
-    parse_mapping_file(text, "m.yaml", test::lower_example("par/wave.edl"));
+    parse_mapping_file(text, "m.yaml", test::lower_file("par/wave.edl"));
   } catch (const MappingFileError& e) {
     const auto [line, column] = position(text, "stage: 0");
     EXPECT_NE(std::string(e.what()).find(fmt::format("m.yaml:{}:{}: note: kernel 0 is here", line,
@@ -379,7 +379,7 @@ TEST(MappingFile, MissingStoreIsReportedAtTheCalculation) {
 TEST(MappingFile, YamlSyntaxError) {
   // An unclosed flow map: yaml-cpp reports where the map began.
   const std::string text = replace(kWave, "{phi: b}", "{phi: b");
-  const calc::Program program = test::lower_example("par/wave.edl");
+  const calc::Program program = test::lower_file("par/wave.edl");
   try {
     parse_mapping_file(text, "m.yaml", program);
     ADD_FAILURE() << "no error";
@@ -411,7 +411,7 @@ TEST(MappingFile, OtherMistakes) {
 }
 
 TEST(MappingFile, LoadReportsAMissingFile) {
-  const calc::Program program = test::lower_example("par/wave.edl");
+  const calc::Program program = test::lower_file("par/wave.edl");
   EXPECT_THROW(load_mapping_file("/nonexistent/mapping.yaml", program), MappingFileError);
   const fs::path dir = fresh_dir("load");
   fs::create_directories(dir);
@@ -421,7 +421,7 @@ TEST(MappingFile, LoadReportsAMissingFile) {
 }
 
 TEST(MappingFile, FormatRefusesMappingsThatDoNotFit) {
-  const calc::Program program = test::lower_example("par/wave.edl");
+  const calc::Program program = test::lower_file("par/wave.edl");
   MappingFile file;
   file.entries.push_back({"wave_rhs", "", 0, calc::Mapping{}});
   EXPECT_THROW(format_mapping_file(program, file), calc::MappingError);
@@ -432,8 +432,8 @@ TEST(MappingFile, FormatRefusesMappingsThatDoNotFit) {
 // --- hashes -------------------------------------------------------------------------------
 
 TEST(MappingFile, CalculationHashIsStable) {
-  const calc::Program a = test::lower_example("par/wave.edl");
-  const calc::Program b = test::lower_example("par/wave.edl");
+  const calc::Program a = test::lower_file("par/wave.edl");
+  const calc::Program b = test::lower_file("par/wave.edl");
   std::set<std::string> seen;
   for (std::size_t i = 0; i < a.calculations.size(); ++i) {
     const std::string h = calculation_hash(a.calculations[i]);
@@ -443,16 +443,16 @@ TEST(MappingFile, CalculationHashIsStable) {
     EXPECT_TRUE(seen.insert(h).second) << "two calculations with one hash";
   }
   // Another finite-difference order changes the stencils, so the hash.
-  EXPECT_NE(calculation_hash(test::lower_example("par/wave.edl", 2).calculations[1]),
+  EXPECT_NE(calculation_hash(test::lower_file("par/wave.edl", 2).calculations[1]),
             calculation_hash(a.calculations[1]));
 
   // One coefficient changed in the EDL text.
-  std::ifstream in(test::source("par/microbench.edl"));
+  std::ifstream in(test::source_dir() + "/par/microbench.edl");
   std::stringstream text;
   text << in.rdbuf();
   const std::string original = text.str();
   const std::string changed = replace(original, "0.01*A0", "0.011*A0");
-  const calc::Program p = test::lower_edl(original), q = test::lower_edl(changed);
+  const calc::Program p = test::lower_text(original), q = test::lower_text(changed);
   EXPECT_EQ(calculation_hash(p.calculations[0]), calculation_hash(p.calculations[0]));
   EXPECT_NE(calculation_hash(p.calculations[0]), calculation_hash(q.calculations[0]));
   EXPECT_EQ(calculation_hash(p.calculations[1]), calculation_hash(q.calculations[1]));
@@ -477,7 +477,7 @@ TEST(MappingCache, GridClass) {
 }
 
 TEST(MappingCache, StoreThenLookup) {
-  const calc::Program program = test::lower_example("par/wave.edl");
+  const calc::Program program = test::lower_file("par/wave.edl");
   const calc::Calculation& rhs = program.calculations[1];
   const fs::path dir = fresh_dir("store");
   MappingCache cache(dir.string());
@@ -505,7 +505,7 @@ TEST(MappingCache, StoreThenLookup) {
   EXPECT_FALSE(cache.lookup(program, rhs, device("h100"), grid, "exhaustive"));
   EXPECT_FALSE(cache.lookup(program, program.calculations[2], device("h100"), grid, "model"));
   // Another lowering of the same calculation (fd order 2) is another calculation.
-  const calc::Program order2 = test::lower_example("par/wave.edl", 2);
+  const calc::Program order2 = test::lower_file("par/wave.edl", 2);
   EXPECT_FALSE(cache.lookup(order2, order2.calculations[1], device("h100"), grid, "model"));
   // Storing again replaces.
   const calc::Mapping plain = calc::default_mapping(rhs);
@@ -515,7 +515,7 @@ TEST(MappingCache, StoreThenLookup) {
 }
 
 TEST(MappingCache, CorruptOrMismatchingFilesMiss) {
-  const calc::Program program = test::lower_example("par/wave.edl");
+  const calc::Program program = test::lower_file("par/wave.edl");
   const calc::Calculation& rhs = program.calculations[1];
   const fs::path dir = fresh_dir("corrupt");
   MappingCache cache(dir.string());
@@ -556,7 +556,7 @@ TEST(MappingCache, CorruptOrMismatchingFilesMiss) {
 }
 
 TEST(MappingCache, ConcurrentStoresOfOneKey) {
-  const calc::Program program = test::lower_example("par/microbench.edl");
+  const calc::Program program = test::lower_file("par/microbench.edl");
   const calc::Calculation& c = program.calculations[0];
   const fs::path dir = fresh_dir("concurrent");
   const std::array<long, 3> grid{256, 256, 256};
