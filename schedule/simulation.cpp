@@ -1120,10 +1120,14 @@ void Simulation::run() {
       if (stop) break;
     }
     ++iteration_;
+    const auto step_start = std::chrono::steady_clock::now();
     ex.run("PRESTEP");
     ex.run("EVOL");
     ex.run("POSTSTEP");
     ex.run("ANALYSIS");
+    fields_->space().synchronize();
+    step_seconds_.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count());
     if (log_every > 0 && iteration_ % log_every == 0) write_prediction_log(false);
     if (rank_ == 0 && reg.get_real("Saguaro", "progress_every") > 0)
       if (std::string line = progress.update(iteration_, time_); !line.empty())

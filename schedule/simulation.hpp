@@ -75,6 +75,9 @@ public:
   int ghost_width() const { return ghost_; }
   const std::string& output_dir() const { return out_dir_; }
   const schedule::Timers& timers() const { return timers_; }
+  // Wall-clock seconds of each iteration of the evolution loop (PRESTEP to ANALYSIS, the
+  // backend's queue drained at its end): what one whole time step costs.
+  const std::vector<double>& step_seconds() const { return step_seconds_; }
 
 private:
   struct CalcBinding; // a compiled calculation and where its grid functions live
@@ -128,6 +131,7 @@ private:
   std::unique_ptr<schedule::MethodOfLines> mol_;
 
   int iteration_ = 0;
+  std::vector<double> step_seconds_;
   double time_ = 0.0; // of the state being worked on (substep times inside MoL)
   double dt_ = 0.0;
   std::string out_dir_, checkpoint_dir_;

@@ -17,7 +17,8 @@
 //
 //   bench_cuda [--n 256] [--repeats 30] [--json FILE] [--cache DIR] [--device FILE.yaml|auto]
 //   bench_cuda --replay RUN.json --device FILE.yaml [--json FILE]
-#include "device_patch.hpp"
+#include "../common/benchmarks.hpp"
+#include "../common/patch.hpp"
 #include "calc/lower.hpp"
 #include "calc/mapping.hpp"
 #include "edl/parser.hpp"
@@ -49,36 +50,19 @@ double quantile_or_zero(const std::vector<double>& v, double q) {
   return v.empty() ? 0 : runtime::quantile(v, q);
 }
 
-struct Benchmark {
-  std::string name, file;
-  int fd_order;
-};
-const std::vector<Benchmark> kBenchmarks = {{"wave2", "par/wave.edl", 2},
-                                            {"wave4", "par/wave.edl", 4},
-                                            {"wave8", "par/wave.edl", 8},
-                                            {"maxwell", "par/maxwell.edl", 4},
-                                            {"microbench", "par/microbench.edl", 4}};
+// The suite's B1-B4 with the 4th-order wave between B1 and B2.
+const std::vector<bench::Benchmark> kBenchmarks = {
+    bench::suite_benchmarks()[0], {"wave4", "par/wave.edl", 4, "scalar wave, 4th order"},
+    bench::suite_benchmarks()[1], bench::suite_benchmarks()[3], bench::suite_benchmarks()[2]};
 const std::vector<std::string> kBlocks = {"z 32x8x8",  "z 32x4x16", "z 64x4x8",
                                           "z 128x2x8", "y 32x8x8",  "z 32x8x32"};
 
-// A benchmark's program and the index of its right-hand-side calculation.
-struct Loaded {
-  calc::Program program;
-  std::size_t rhs = 0;
-};
-const Loaded& load(const std::string& name) {
-  static std::map<std::string, Loaded> cache;
-  if (auto at = cache.find(name); at != cache.end()) return at->second;
-  const Benchmark& b = *std::find_if(kBenchmarks.begin(), kBenchmarks.end(),
-                                     [&](const Benchmark& x) { return x.name == name; });
-  Loaded l;
-  l.program = calc::lower(edl::parse_file(std::string(SAGUARO_SOURCE_DIR) + "/" + b.file),
-                          calc::LowerOptions{b.fd_order});
-  while (l.rhs < l.program.calculations.size() &&
-         l.program.calculations[l.rhs].schedule_bin != "MoL_CalcRHS" &&
-         l.program.calculations[l.rhs].schedule_bin != "evol")
-    ++l.rhs;
-  return cache[name] = std::move(l);
+const bench::LoadedBenchmark& load(const std::string& name) {
+  static std::map<std::string, bench::LoadedBenchmark> cache;
+  if (auto it = cache.find(name); it != cache.end()) return it->second;
+  const bench::Benchmark& b = *std::find_if(kBenchmarks.begin(), kBenchmarks.end(),
+                                            [&](const bench::Benchmark& x) { return x.name == name; });
+  return cache[name] = bench::load_benchmark(b);
 }
 
 // The mapping variant of a row: strategy `letter` wherever it applies, block `block`.
@@ -91,7 +75,7 @@ calc::Mapping variant(const calc::Calculation& calc, char letter, const std::str
 // The model's prediction for a measured kernel row (benchmark, block, buffering, kernel,
 // points, registers, spills, shared bytes), added to the row.
 void predict_row(nlohmann::json& row, const model::Device& device) {
-  const Loaded& l = load(row["benchmark"]);
+  const bench::LoadedBenchmark& l = load(row["benchmark"]);
   const calc::Calculation& calc = l.program.calculations[l.rhs];
   const calc::Mapping m = variant(calc, row["buffering"].get<std::string>()[0], row["block"]);
   const model::KernelProfile k =
@@ -142,7 +126,7 @@ nlohmann::json accuracy(const nlohmann::json& rows) {
   };
   nlohmann::json out;
   out["all"] = summarize("");
-  for (const Benchmark& b : kBenchmarks) {
+  for (const bench::Benchmark& b : kBenchmarks) {
     nlohmann::json s = summarize(b.name);
     if (s["kernels"] != 0) out[b.name] = s;
   }
@@ -268,8 +252,8 @@ int main(int argc, char** argv) {
 
   std::printf("%-11s %-10s %-3s %9s %9s %7s %7s %5s %6s %9s %9s\n", "benchmark", "block", "buf",
               "time[us]", "GB/s", "%copy", "Gpts/s", "regs", "spill", "hu[us]", "chem[us]");
-  for (const Benchmark& b : kBenchmarks) {
-    const Loaded& loaded = load(b.name);
+  for (const bench::Benchmark& b : kBenchmarks) {
+    const bench::LoadedBenchmark& loaded = load(b.name);
     const calc::Program& program = loaded.program;
     const std::size_t rhs = loaded.rhs;
     const calc::Calculation& calc = program.calculations.at(rhs);

@@ -33,7 +33,8 @@
 //                [--benchmarks wave2,wave8,maxwell,microbench]
 //   bench_mapper --plan-only --device FILE.yaml ...     (no GPU: search and candidates only)
 //   bench_mapper --compile-only --device FILE.yaml ...  (no GPU: also NVRTC for its arch)
-#include "../cuda/device_patch.hpp"
+#include "../common/benchmarks.hpp"
+#include "../common/patch.hpp"
 #include "calc/lower.hpp"
 #include "calc/mapping.hpp"
 #include "codegen/cuda.hpp"
@@ -77,14 +78,10 @@ constexpr double kTargetSearchSeconds = 0.1;
 constexpr int kSearchRuns = 5;
 constexpr int kFinalists = 5; // the fastest candidates timed again with the model's and default
 
-struct Benchmark {
-  std::string name, file;
-  int fd_order;
-};
-const std::vector<Benchmark> kBenchmarks = {{"wave2", "par/wave.edl", 2},
-                                            {"wave8", "par/wave.edl", 8},
-                                            {"maxwell", "par/maxwell.edl", 4},
-                                            {"microbench", "par/microbench.edl", 4}};
+// The suite's B1-B4 in bench_cuda's order.
+const std::vector<bench::Benchmark> kBenchmarks = {
+    bench::suite_benchmarks()[0], bench::suite_benchmarks()[1], bench::suite_benchmarks()[3],
+    bench::suite_benchmarks()[2]};
 // bench_cuda's six blocks first (the model's strategies are tried at these), then others
 // that are common choices; random samples take every other block from this list.
 const std::vector<std::string> kCommonBlocks = {
@@ -103,24 +100,6 @@ struct Options {
   bool plan_only = false, compile_only = false;
   std::string command;
 };
-
-// A benchmark's program and its right-hand-side calculation (bench_cuda's choice).
-struct Loaded {
-  calc::Program program;
-  std::size_t rhs = 0;
-};
-Loaded load(const Benchmark& b) {
-  Loaded l;
-  l.program = calc::lower(edl::parse_file(std::string(SAGUARO_SOURCE_DIR) + "/" + b.file),
-                          calc::LowerOptions{b.fd_order});
-  while (l.rhs < l.program.calculations.size() &&
-         l.program.calculations[l.rhs].schedule_bin != "MoL_CalcRHS" &&
-         l.program.calculations[l.rhs].schedule_bin != "evol")
-    ++l.rhs;
-  if (l.rhs == l.program.calculations.size())
-    throw std::runtime_error(b.file + " has no right-hand-side calculation");
-  return l;
-}
 
 // A candidate's label in the JSON: the short form and what it leaves out, which stores and
 // temporaries each kernel makes.
@@ -558,11 +537,11 @@ void print_candidates(const std::vector<const Candidate*>& order, bool measured)
 }
 
 // One benchmark: search, candidates, compile, time. Returns its JSON.
-nlohmann::json run_benchmark(const Benchmark& b, const Options& opt, const model::Device& device,
+nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt, const model::Device& device,
                              const Gpu& gpu, runtime::BackendOptions backend_options,
                              int threads) {
   const auto t_start = std::chrono::steady_clock::now();
-  const Loaded loaded = load(b);
+  const bench::LoadedBenchmark loaded = bench::load_benchmark(b);
   const calc::Calculation& calc = loaded.program.calculations[loaded.rhs];
   calc::Program program = loaded.program;
   program.calculations = {calc};
@@ -1001,8 +980,8 @@ int main(int argc, char** argv) {
   }
   if (opt.n < 1 || opt.samples < 0 || opt.repeats < 1 || opt.final_repeats < 1 || opt.warmup < 0)
     return usage();
-  std::vector<Benchmark> benchmarks;
-  for (const Benchmark& b : kBenchmarks)
+  std::vector<bench::Benchmark> benchmarks;
+  for (const bench::Benchmark& b : kBenchmarks)
     if (opt.benchmarks.empty() ||
         std::find(opt.benchmarks.begin(), opt.benchmarks.end(), b.name) != opt.benchmarks.end())
       benchmarks.push_back(b);
@@ -1100,7 +1079,7 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   out["benchmarks"] = nlohmann::json::array();
-  for (const Benchmark& b : benchmarks) {
+  for (const bench::Benchmark& b : benchmarks) {
     try {
       out["benchmarks"].push_back(run_benchmark(b, opt, device, gpu, backend_options, threads));
     } catch (const std::exception& e) {

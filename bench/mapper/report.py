@@ -9,22 +9,12 @@ The Markdown needs nothing but the standard library; the SVG needs matplotlib (s
 message when it is missing). Runs without measurements (bench_mapper --plan-only or
 --compile-only) are tabulated with their predictions only."""
 import json
+import os
 import math
 import sys
 
-
-def num(x):
-    """x as a float, or None when it is missing or not a finite number."""
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
-def us(x, digits=1):
-    v = num(x)
-    return "–" if v is None else f"{v * 1e6:.{digits}f}"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from numbers_common import num, us  # noqa: E402
 
 
 def get(d, *keys):

@@ -284,17 +284,16 @@ void Decomposition::sync(const std::vector<double*>& fields, runtime::ArraySpace
                 &requests[nreq++]);
     }
     for (int s = 0; s < 2; ++s) {
-      if (nb[s] == MPI_PROC_NULL) continue;
+      if (nb[s] == MPI_PROC_NULL || nb[s] == me) continue;
       space.pack(sources, local_box(patch_, send_box[s]), send_buffer_[s].data());
-      if (nb[s] == me) continue;
       MPI_Isend(send_buffer_[s].data(), count, MPI_DOUBLE, nb[s], s == 0 ? tag_down : tag_up, cart_,
                 &requests[nreq++]);
     }
     // A rank that is its own neighbour (one rank along a periodic axis): its lower ghosts
-    // are its upper slab and vice versa.
+    // are its upper slab and vice versa, copied inside the space.
     for (int s = 0; s < 2; ++s)
       if (nb[s] == me)
-        space.unpack(fields, local_box(patch_, recv_box[s]), send_buffer_[1 - s].data());
+        space.copy_box(fields, local_box(patch_, send_box[1 - s]), local_box(patch_, recv_box[s]));
     MPI_Waitall(nreq, requests, MPI_STATUSES_IGNORE);
     for (int s = 0; s < 2; ++s)
       if (nb[s] != MPI_PROC_NULL && nb[s] != me)

@@ -63,6 +63,11 @@ public:
                     double* host_buffer) = 0;
   virtual void unpack(const std::vector<double*>& fields, const ArrayBox& box,
                       const double* host_buffer) = 0;
+  // Box `from` of every field copied into box `to` of the same field (the same shape, the
+  // boxes disjoint): the exchange of a rank that is its own neighbour along a periodic axis,
+  // kept inside the space (on a GPU, no trip through host memory).
+  virtual void copy_box(const std::vector<double*>& fields, const ArrayBox& from,
+                        const ArrayBox& to) = 0;
 
   // min, max, max |u|, sum |u|, sum u^2 over the box.
   virtual BoxSums reduce(const double* field, const ArrayBox& box) = 0;

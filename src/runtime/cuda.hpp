@@ -7,6 +7,7 @@
 #include "runtime/array_space.hpp"
 #include "runtime/kernel.hpp"
 
+#include <array>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -86,6 +87,33 @@ CompiledModule compile(const std::string& source, const std::string& arch,
 
 // NVRTC's version as "13.0".
 std::string nvrtc_version();
+
+// A module of hand-written kernels (the benchmarks' references: the triad, naive stencils),
+// compiled by compile() for this process's GPU, loaded, and launched on the stream the CUDA
+// backend and device_space() use, so its launches queue and time like generated kernels'.
+// Throws std::runtime_error when no GPU can be used, CompileError when NVRTC fails.
+class KernelModule {
+public:
+  explicit KernelModule(const std::string& source, const CompileOptions& options = {});
+  ~KernelModule();
+  KernelModule(const KernelModule&) = delete;
+  KernelModule& operator=(const KernelModule&) = delete;
+
+  // Queues kernel `name` (an extern "C" __global__ function of the source). `params`: a
+  // pointer to each argument, as cuLaunchKernel takes them.
+  void launch(const std::string& name, const std::array<unsigned, 3>& grid,
+              const std::array<unsigned, 3>& block, void** params);
+  // Seconds between CUDA events recorded before the first and after the last of `count`
+  // back-to-back launches (waits for them).
+  double time(const std::string& name, const std::array<unsigned, 3>& grid,
+              const std::array<unsigned, 3>& block, void** params, int count = 1);
+  // ptxas's report per kernel (registers, spills).
+  const std::map<std::string, PtxasReport>& resources() const;
+
+private:
+  struct Loaded;
+  std::unique_ptr<Loaded> loaded_;
+};
 
 // The GPU's ArraySpace (the CUDA backend's space()): arrays in device memory and the fixed
 // operations as kernels of a support module, compiled (or taken from the default cache) on

@@ -35,6 +35,19 @@ ArraySpace& device_space() { no_cuda(); }
 
 std::string support_source() { no_cuda(); }
 
+struct KernelModule::Loaded {};
+KernelModule::KernelModule(const std::string&, const CompileOptions&) { no_cuda(); }
+KernelModule::~KernelModule() = default;
+void KernelModule::launch(const std::string&, const std::array<unsigned, 3>&,
+                          const std::array<unsigned, 3>&, void**) {
+  no_cuda();
+}
+double KernelModule::time(const std::string&, const std::array<unsigned, 3>&,
+                          const std::array<unsigned, 3>&, void**, int) {
+  no_cuda();
+}
+const std::map<std::string, PtxasReport>& KernelModule::resources() const { no_cuda(); }
+
 } // namespace cuda
 
 std::unique_ptr<Backend> make_cuda_backend(const BackendOptions&) {

@@ -186,6 +186,18 @@ public:
         }
   }
 
+  void copy_box(const std::vector<double*>& fields, const ArrayBox& from,
+                const ArrayBox& to) override {
+    if (from.volume() == 0) return;
+    const std::size_t row = static_cast<std::size_t>(from.hi[0] - from.lo[0]);
+    for (double* f : fields)
+      for (int k = 0; k < from.hi[2] - from.lo[2]; ++k)
+        for (int j = 0; j < from.hi[1] - from.lo[1]; ++j)
+          std::memcpy(f + offset(to.alloc, to.lo[0], to.lo[1] + j, to.lo[2] + k),
+                      f + offset(from.alloc, from.lo[0], from.lo[1] + j, from.lo[2] + k),
+                      sizeof(double) * row);
+  }
+
   BoxSums reduce(const double* field, const ArrayBox& box) override {
     double mn = std::numeric_limits<double>::infinity();
     double mx = -std::numeric_limits<double>::infinity();

@@ -90,6 +90,7 @@ CudaArraySpace::CudaArraySpace() : driver_(Driver::get()) {
       {&rk4_final_, "saguaro_rk4_final"},
       {&pack_, "saguaro_pack"},
       {&unpack_, "saguaro_unpack"},
+      {&copy_box_, "saguaro_copy_box"},
       {&reduce_, "saguaro_reduce"},
       {&boundary_, "saguaro_boundary"},
       {&layout_, "saguaro_outer_faces_layout"},
@@ -248,6 +249,22 @@ void CudaArraySpace::unpack(const std::vector<double*>& fields, const ArrayBox& 
     CUdeviceptr in = buffer + sizeof(double) * first * volume;
     void* params[] = {&table, &count, &b, &in};
     launch_1d(unpack_, volume * std::size_t(count), params);
+  }
+}
+
+void CudaArraySpace::copy_box(const std::vector<double*>& fields, const ArrayBox& from,
+                              const ArrayBox& to) {
+  const std::size_t volume = checked_volume(from, "copy_box");
+  if (volume == 0 || fields.empty()) return;
+  if (checked_volume(to, "copy_box") != volume)
+    throw std::invalid_argument("copy_box: the boxes differ in shape");
+  SupportBox f = support_box(from), t = support_box(to);
+  for (std::size_t first = 0; first < fields.size(); first += kPackFields) {
+    SupportFieldTable table{};
+    int count = int(std::min<std::size_t>(kPackFields, fields.size() - first));
+    for (int i = 0; i < count; ++i) table.p[i] = fields[first + i];
+    void* params[] = {&table, &count, &f, &t};
+    launch_1d(copy_box_, volume * std::size_t(count), params);
   }
 }
 

@@ -36,6 +36,8 @@ public:
 
   void pack(const std::vector<const double*>& fields, const ArrayBox& box,
             double* host_buffer) override;
+  void copy_box(const std::vector<double*>& fields, const ArrayBox& from,
+                const ArrayBox& to) override;
   void unpack(const std::vector<double*>& fields, const ArrayBox& box,
               const double* host_buffer) override;
 
@@ -68,7 +70,7 @@ private:
   CompiledModule support_;
   CUmodule module_ = nullptr;
   CUfunction copy_ = nullptr, euler_ = nullptr, blend_ = nullptr, accumulate_ = nullptr,
-             rk4_final_ = nullptr, pack_ = nullptr, unpack_ = nullptr, reduce_ = nullptr,
+             rk4_final_ = nullptr, pack_ = nullptr, unpack_ = nullptr, copy_box_ = nullptr, reduce_ = nullptr,
              boundary_ = nullptr, layout_ = nullptr;
   unsigned max_blocks_ = 1; // grid-stride launches: at most this many blocks
   CUdeviceptr staging_ = 0;

@@ -96,6 +96,17 @@ extern "C" __global__ void saguaro_unpack(SaguaroFieldTable fields, int count, S
   }
 }
 
+// fields[f][point of box to] = fields[f][the same point of box from], f < count.
+extern "C" __global__ void saguaro_copy_box(SaguaroFieldTable fields, int count, SaguaroBox from,
+                                            SaguaroBox to) {
+  const saguaro_index volume = saguaro_index(from.hi[0] - from.lo[0]) *
+                               (from.hi[1] - from.lo[1]) * (from.hi[2] - from.lo[2]);
+  SAGUARO_GRID_STRIDE(t, volume * count) {
+    const saguaro_index f = t / volume, r = t - f * volume;
+    fields.p[f][saguaro_box_offset(to, r)] = fields.p[f][saguaro_box_offset(from, r)];
+  }
+}
+
 // Launched with SAGUARO_REDUCE_THREADS threads per block (mirrors kReduceThreads); block b
 // writes partials[5 b + 0..4] = min, max, max |u|, sum |u|, sum u^2 over its points (a block
 // without points writes +inf, -inf, 0, 0, 0). The host combines the blocks.

@@ -1,6 +1,8 @@
-// One n^3 patch of a calculation's grid functions on the device, as the CUDA benchmarks run
+// One n^3 patch of a calculation's grid functions in an ArraySpace, as the benchmarks run
 // it: ghost zones as wide as the calculation's stencils reach, smooth distinct data in every
-// array, the parameters at their defaults. Shared by bench_cuda and bench_mapper.
+// array (sin(0.001 i + gf) over the allocated box, i the linear index, gf the grid function's
+// index: bench/suite/peers.py builds the same), the parameters at their defaults. Shared by
+// bench_cuda, bench_mapper and bench_suite.
 #pragma once
 
 #include "calc/calculation.hpp"
