@@ -7,14 +7,16 @@
 namespace saguaro::mapper {
 
 namespace {
-// The part of the configuration space the model is trusted in. It was calibrated and checked
-// (bench/results/2026-11-21-model-*) on blocks of 128 and 256 threads with t_ee of 4 to 16.
-// On an H200 the search's picks outside that range ran 1.5-2.7x slower than predicted
-// (1024 or 512 threads, t_ee = 64 or t_ee <= 2: the runs recorded in
-// bench/results/2026-11-21-mapper-NVIDIA-H200.md): latency hiding with few, long blocks and
-// the per-step chains of short ones are what Table IVc models worst. So the search stays
-// inside, and needs at least four blocks per SM where the region allows.
-constexpr int kMinThreads = 128, kMaxThreads = 256, kMinPointsPerThread = 4,
+// The part of the configuration space the model is trusted in: blocks of 128 to 256 threads
+// with t_ee of 1 to 16, at least four blocks per SM where the region allows. Larger blocks and
+// longer columns (512-1024 threads, t_ee = 64) ran 1.5-2.7x slower than predicted on an H200
+// (bench/results/2026-11-21-mapper-NVIDIA-H200.md): latency hiding with few, long blocks is
+// what Table IVc models worst. Short columns (t_ee 1-2) were left out too until the generated
+// loop stopped keeping every load address live (bench/results/2026-11-21-mapper-NVIDIA-H100-
+// 80GB-HBM3.md, after that fix): the micro-benchmark's best mapping is t_ee = 1 (ten inputs
+// over a column of eight planes overflow L2; one plane per block does not), predicted within
+// 8% and measured 1.87x faster than the default.
+constexpr int kMinThreads = 128, kMaxThreads = 256, kMinPointsPerThread = 1,
               kMaxPointsPerThread = 16;
 constexpr double kMinBlocksPerSm = 4;
 } // namespace
