@@ -115,15 +115,20 @@ void write_text(const fs::path& path, const std::string& text) {
 
 // ---- arrays --------------------------------------------------------------------------------
 
-// The n^3 interior of an allocated array (ghost width g), C order.
-std::vector<double> interior(const std::vector<double>& full, const std::array<int, 3>& alloc, int g, int n) {
-  std::vector<double> out(std::size_t(n) * n * n);
+// The interior of an allocated array: `size` points per axis (x, y, z) after a ghost width g,
+// C order.
+std::vector<double> interior(const std::vector<double>& full, const std::array<int, 3>& alloc, int g,
+                             const std::array<int, 3>& size) {
+  std::vector<double> out(std::size_t(size[0]) * size[1] * size[2]);
   std::size_t o = 0;
-  for (int k = g; k < g + n; ++k)
-    for (int j = g; j < g + n; ++j)
-      for (int i = g; i < g + n; ++i)
+  for (int k = g; k < g + size[2]; ++k)
+    for (int j = g; j < g + size[1]; ++j)
+      for (int i = g; i < g + size[0]; ++i)
         out[o++] = full[(std::size_t(k) * alloc[1] + std::size_t(j)) * alloc[0] + std::size_t(i)];
   return out;
+}
+std::vector<double> interior(const std::vector<double>& full, const std::array<int, 3>& alloc, int g, int n) {
+  return interior(full, alloc, g, {n, n, n});
 }
 
 std::vector<double> download(runtime::ArraySpace& space, const double* array, std::size_t points) {
@@ -461,14 +466,7 @@ StepRun run_steps(const Options& opt, const std::string& backend, const std::str
     const int f = sim.fields().find(v);
     if (f < 0) throw std::runtime_error(std::string("whole step: no grid function ") + v);
     const double* h = sim.fields().host(f);
-    std::vector<double> full(h, h + patch.points());
-    std::vector<double> in(std::size_t(size[0]) * size[1] * size[2]);
-    std::size_t o = 0;
-    const int g = patch.ghost();
-    for (int k = g; k < g + size[2]; ++k)
-      for (int j = g; j < g + size[1]; ++j)
-        for (int i = g; i < g + size[0]; ++i)
-          in[o++] = full[(std::size_t(k) * alloc[1] + std::size_t(j)) * alloc[0] + std::size_t(i)];
+    std::vector<double> in = interior(std::vector<double>(h, h + patch.points()), alloc, patch.ghost(), r.points);
     r.state.push_back(std::move(in));
   }
   return r;
