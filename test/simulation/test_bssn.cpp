@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <numbers>
@@ -92,18 +93,24 @@ double gauge_wave_error(const std::string& dir, int nx, double amplitude) {
   return error;
 }
 
-TEST(Bssn, GaugeWaveConvergesAtFourthOrder) {
-  SharedTempDir dir("bssn-gauge-wave");
-  const std::array<int, 3> ns{16, 32, 64};
+// Errors at cells ns[0] < ns[1] = 2 ns[0] < ns[2] = 4 ns[0] must fall at 4th order (within 0.2).
+void expect_fourth_order(const char* what, const std::array<int, 3>& ns,
+                         const std::function<double(int)>& error_at) {
   std::array<double, 3> e{};
-  for (int r = 0; r < 3; ++r) e[r] = gauge_wave_error(dir.path(), ns[r], 0.01);
+  for (int r = 0; r < 3; ++r) e[r] = error_at(ns[r]);
   for (int r = 0; r + 1 < 3; ++r) {
     const double order = std::log2(e[r] / e[r + 1]);
     if (world_rank() == 0)
-      std::printf("  gauge wave: N = %d -> %d, L2 errors of alpha %.3e -> %.3e, order %.3f\n",
-                  ns[r], ns[r + 1], e[r], e[r + 1], order);
-    EXPECT_NEAR(order, 4.0, 0.2) << "N = " << ns[r] << " -> " << ns[r + 1];
+      std::printf("  %s: N = %d -> %d, L2 errors %.3e -> %.3e, order %.3f\n", what, ns[r],
+                  ns[r + 1], e[r], e[r + 1], order);
+    EXPECT_NEAR(order, 4.0, 0.2) << what << ", N = " << ns[r] << " -> " << ns[r + 1];
   }
+}
+
+TEST(Bssn, GaugeWaveConvergesAtFourthOrder) {
+  SharedTempDir dir("bssn-gauge-wave");
+  expect_fourth_order("gauge wave, alpha", {16, 32, 64},
+                      [&](int n) { return gauge_wave_error(dir.path(), n, 0.01); });
 }
 
 // The linearized wave's At22 = PI A cos(2 PI (x - t)) (+ O(A^2)) after one crossing time.
@@ -128,16 +135,8 @@ TEST(Bssn, LinearizedWaveConvergesAtFourthOrder) {
   SharedTempDir dir("bssn-linear-wave");
   // Coarser than the gauge wave's: at 64 cells the error (8e-12) nears the O(A^2) = 1e-12
   // by which the linearized solution differs from the nonlinear one.
-  const std::array<int, 3> ns{12, 24, 48};
-  std::array<double, 3> e{};
-  for (int r = 0; r < 3; ++r) e[r] = linear_wave_error(dir.path(), ns[r], 1e-6);
-  for (int r = 0; r + 1 < 3; ++r) {
-    const double order = std::log2(e[r] / e[r + 1]);
-    if (world_rank() == 0)
-      std::printf("  linearized wave: N = %d -> %d, L2 errors of At22 %.3e -> %.3e, order %.3f\n",
-                  ns[r], ns[r + 1], e[r], e[r + 1], order);
-    EXPECT_NEAR(order, 4.0, 0.2) << "N = " << ns[r] << " -> " << ns[r + 1];
-  }
+  expect_fourth_order("linearized wave, At22", {12, 24, 48},
+                      [&](int n) { return linear_wave_error(dir.path(), n, 1e-6); });
 }
 
 // The robust-stability testbed: Minkowski space plus noise of amplitude 1e-10 in every evolved
