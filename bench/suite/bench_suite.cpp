@@ -82,36 +82,35 @@ struct Options {
 
 // ---- files ---------------------------------------------------------------------------------
 
-// A float64 array as NumPy's .npy (format 1.0), written under a temporary name and renamed so
-// a crash never leaves a torn file behind.
+// Writes `bytes` under a temporary name and renames it into place, so a crash never leaves a
+// torn file behind.
+void write_atomically(const fs::path& path, const std::string& bytes) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, path);
+}
+
+// A float64 array as NumPy's .npy (format 1.0).
 void write_npy(const fs::path& path, const std::vector<double>& data, std::array<long, 3> shape) {
   std::string header = fmt::format("{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, {}, {}), }}",
                                    shape[0], shape[1], shape[2]);
   const std::size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header += '\n';
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    const unsigned short len = static_cast<unsigned short>(header.size());
-    out.write("\x93NUMPY\x01\x00", 8);
-    out.put(char(len & 0xff)).put(char(len >> 8));
-    out.write(header.data(), std::streamsize(header.size()));
-    out.write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size() * sizeof(double)));
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
+  const unsigned short len = static_cast<unsigned short>(header.size());
+  std::string bytes("\x93NUMPY\x01\x00", 8);
+  bytes += char(len & 0xff);
+  bytes += char(len >> 8);
+  bytes += header;
+  bytes.append(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(double));
+  write_atomically(path, bytes);
 }
 
-void write_text(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
-}
+void write_text(const fs::path& path, const std::string& text) { write_atomically(path, text); }
 
 // ---- arrays --------------------------------------------------------------------------------
 
