@@ -69,4 +69,27 @@ std::vector<StencilWeight> centered_second_derivative(int accuracy_order) {
   return centered(2, accuracy_order);
 }
 
+UpwindParts upwind_first_derivative(int accuracy_order) {
+  if (accuracy_order < 2 || accuracy_order > 8 || accuracy_order % 2 != 0)
+    throw std::invalid_argument("upwind derivative: accuracy order must be 2, 4, 6 or 8, got " +
+                                std::to_string(accuracy_order));
+  const int r = accuracy_order / 2;
+  std::vector<int> points; // biased towards +: -(r - 1) .. r + 1
+  for (int k = -(r - 1); k <= r + 1; ++k) points.push_back(k);
+  const std::vector<StencilWeight> plus = fd_weights(1, points);
+  // D- is D+ mirrored: w-(k) = -w+(-k). Both parts live on -(r + 1) .. r + 1.
+  std::vector<Rational> wp(std::size_t(2 * r + 3)), wm(wp.size());
+  for (const StencilWeight& w : plus) {
+    wp[std::size_t(w.offset + r + 1)] += w.weight;
+    wm[std::size_t(-w.offset + r + 1)] -= w.weight;
+  }
+  UpwindParts parts;
+  for (int k = -(r + 1); k <= r + 1; ++k) {
+    const Rational a = wp[std::size_t(k + r + 1)], b = wm[std::size_t(k + r + 1)];
+    if (!(a + b).is_zero()) parts.antisymmetric.push_back({k, (a + b) / Rational(2)});
+    if (!(a - b).is_zero()) parts.symmetric.push_back({k, (a - b) / Rational(2)});
+  }
+  return parts;
+}
+
 } // namespace saguaro::calc

@@ -28,4 +28,17 @@ std::vector<StencilWeight> fd_weights(int derivative_order, const std::vector<in
 std::vector<StencilWeight> centered_first_derivative(int accuracy_order);
 std::vector<StencilWeight> centered_second_derivative(int accuracy_order);
 
+// The upwinded first derivative of accuracy order p in {2, 4, 6, 8}, split as McLachlan does
+// so that a kernel needs no branch on the advection speed. With D+ the lopsided stencil on
+// points -(p/2-1)..p/2+1 (biased towards +) and D- its mirror image,
+//   beta (beta > 0 ? D+ : D-) u = beta antisymmetric(u) + |beta| symmetric(u),
+//   antisymmetric = (D+ + D-)/2   (odd weights: a first derivative of order p),
+//   symmetric     = (D+ - D-)/2   (even weights: h^p times a (p+2)-th derivative, dissipative).
+// For beta > 0 the upwind side is +: d_t u = beta d_x u carries u towards -x. Both parts
+// reach p/2+1 points, one more than the centered stencil. Zero weights omitted, by offset.
+struct UpwindParts {
+  std::vector<StencilWeight> antisymmetric, symmetric;
+};
+UpwindParts upwind_first_derivative(int accuracy_order);
+
 } // namespace saguaro::calc

@@ -100,7 +100,7 @@ private:
     if (is_builtin(name))
       throw EdlError(
           loc, fmt::format("'{}' is a built-in name and cannot be declared as a {}", name, what));
-    bool is_operator = name == "D";
+    bool is_operator = edl::is_builtin_operator(name);
     for (const auto& def : thorn_.derivatives) is_operator = is_operator || def.name == name;
     if (is_operator)
       throw EdlError(loc, fmt::format("'{}' is a derivative operator and cannot be declared as a "
@@ -535,7 +535,7 @@ private:
                                         "indices, as in '{}_{}'",
                                         e.name, component_of_[e.name], component_of_[e.name],
                                         e.name.substr(component_of_[e.name].size())));
-    if (operators_.count(e.name) || e.name == "D")
+    if (operators_.count(e.name) || edl::is_builtin_operator(e.name))
       throw EdlError(e.loc, fmt::format("derivative operator '{}' needs an operand", e.name));
     throw undeclared(e.name, e.loc, "a grid function, temporary, parameter or built-in");
   }
@@ -544,7 +544,11 @@ private:
   void operator_slots(const Expr& e) {
     auto it = operators_.find(e.name);
     if (it == operators_.end()) {
-      if (e.name != "D") throw EdlError(e.loc, fmt::format("unknown derivative '{}'", e.name));
+      if (!edl::is_builtin_operator(e.name))
+        throw EdlError(e.loc, fmt::format("unknown derivative '{}'", e.name));
+      if (e.name != "D" && e.indices.size() != 1)
+        throw EdlError(e.loc, fmt::format("'{}' takes one direction index ({}_i f), given {}",
+                                          e.name, e.name, e.indices.size()));
       if (e.indices.empty() || e.indices.size() > 2)
         throw EdlError(e.loc, fmt::format("'D' takes one or two direction indices (D_i f, D_ij "
                                           "f), given {}",
@@ -871,6 +875,12 @@ private:
       result = apply_user_operator(*it->second, e, {axes[0]}, inner);
     } else if (it != operators_.end()) {
       result = apply_user_operator(*it->second, e, axes, operand);
+    } else if (e.name == "DupwindAnti") {
+      result = apply_weights(operand, upwind_first_derivative(options_.fd_order).antisymmetric,
+                             axes[0]);
+    } else if (e.name == "DupwindSymm") {
+      result = apply_weights(operand, upwind_first_derivative(options_.fd_order).symmetric,
+                             axes[0]);
     } else if (axes.size() == 1) {
       result = apply_weights(operand, centered_first_derivative(options_.fd_order), axes[0]);
     } else if (axes[0] == axes[1]) {

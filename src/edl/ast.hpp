@@ -4,10 +4,13 @@
 
 #include "edl/diagnostics.hpp"
 
+#include <algorithm>
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace saguaro::edl {
@@ -84,6 +87,17 @@ struct GroupDecl {
 
 // `Dplus u_i = (u_(i+1) - u_(i)) / h`: `operand` holds the dummy grid function and the
 // direction slots; `rhs` refers to the operand with shifted indices and to `h`.
+// The built-in derivative operators (EDL.md, "Derivatives"): D (centered D_i, D_ij of the run's
+// order) and the two parts of the upwinded first derivative, so that the advection term
+// beta^k d_k u upwinded is written  beta^k DupwindAnti_k u + abs(beta^k) DupwindSymm_k u.
+// A derivatives block may redefine any of them.
+inline constexpr std::array<std::string_view, 3> kBuiltinOperators = {"D", "DupwindAnti",
+                                                                      "DupwindSymm"};
+inline bool is_builtin_operator(std::string_view name) {
+  return std::find(kBuiltinOperators.begin(), kBuiltinOperators.end(), name) !=
+         kBuiltinOperators.end();
+}
+
 struct DerivativeDef {
   std::string name;
   TensorRef operand;

@@ -166,7 +166,7 @@ private:
   // Operators declared in derivatives blocks may be used before the block: collect their names
   // first (the first name on each line of a `begin derivatives` block).
   void collect_operator_names() {
-    operators_.insert("D");
+    for (std::string_view name : kBuiltinOperators) operators_.emplace(name);
     bool in_block = false, line_start = true;
     for (std::size_t i = 0; i < tokens_.size(); ++i) {
       const Token& t = tokens_[i];

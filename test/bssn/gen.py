@@ -41,7 +41,7 @@ for (i,j) in [(0,0),(0,1),(0,2),(1,1),(1,2),(2,2)]:
 for i in range(3):
     fields['Xt%d'%(i+1)] = Xt[i]; fields['beta%d'%(i+1)] = beta[i]; fields['B%d'%(i+1)] = Bv[i]
 
-def write_data(h, fname, R=4):
+def write_data(h, fname, R=5):  # the upwind stencils reach 5 points at fd_order 8
     with open(fname,'w') as f:
         for name, e in fields.items():
             fn = sp.lambdify((x,y,z), e, 'math')
@@ -118,7 +118,7 @@ def expected(pr):
 if __name__ == '__main__':
     import json
     out = sys.argv[1] if len(sys.argv) > 1 else '.'
-    for h in [0.04, 0.02]:
+    for h in [0.04, 0.02, 0.01]:
         write_data(h, os.path.join(out, 'data_%g.txt' % h))
     pr1 = dict(harmonicF=1.3, harmonicN=2, lapseACoeff=0.0, alphaDriver=0.0, lapseAdvectionCoeff=1.0, shiftGammaCoeff=0.75, betaDriver=0.9, shiftAdvectionCoeff=1.0)
     pr2 = dict(harmonicF=2.0, harmonicN=1, lapseACoeff=1.0, alphaDriver=0.4, lapseAdvectionCoeff=0.5, shiftGammaCoeff=0.6, betaDriver=1.7, shiftAdvectionCoeff=0.3)

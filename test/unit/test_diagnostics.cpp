@@ -340,6 +340,8 @@ std::vector<Case> cases() {
         "'D' takes one or two direction indices"),
       C("BuiltinDerivativeWithoutIndex", calc("phi = D psi"), 12, 7,
         "'D' takes one or two direction indices"),
+      C("UpwindDerivativeTakesOneIndex", calc("phi = DupwindSymm_12 psi"), 12, 7,
+        "'DupwindSymm' takes one direction index (DupwindSymm_i f), given 2"),
       C("StencilShiftTooLarge",
         after_decls("begin derivatives\nDp u_i = u_(i+501)\nend derivatives\n"
                     "begin calculation c\nphi = Dp_1 psi\nend calculation\n"),

@@ -71,6 +71,16 @@ TEST(Examples, StencilRadiusGrowsWithOrderForBuiltinDerivatives) {
   }
 }
 
+// BSSN's advection terms use the upwind stencils, one point wider than the centered ones.
+TEST(Examples, BssnAdvectionIsUpwinded) {
+  for (int order : {4, 8}) {
+    Program bssn = lower_file("par/bssn/bssn.edl", order);
+    const int r = order / 2;
+    EXPECT_EQ(calc_named(bssn, "bssn_rhs").radius, (std::array<int, 3>{r + 1, r + 1, r + 1}));
+    EXPECT_EQ(calc_named(bssn, "bssn_constraints").radius, (std::array<int, 3>{r, r, r}));
+  }
+}
+
 // ============================================================== microbench
 
 TEST(Examples, Microbench) {

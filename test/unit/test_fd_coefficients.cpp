@@ -160,6 +160,30 @@ TEST_P(CenteredOrder, ShapeSumAndSymmetry) {
 
 INSTANTIATE_TEST_SUITE_P(Orders, CenteredOrder, ::testing::Values(2, 4, 6, 8));
 
+// The upwind parts recombine to the lopsided stencils: anti + symm is D+ on -(p/2-1)..p/2+1,
+// anti - symm its mirror; anti is a first derivative of order p, symm vanishes on polynomials
+// of degree <= p + 1 (it is h^p times a (p+2)-th derivative) and damps (negative at k = 0).
+TEST_P(CenteredOrder, UpwindPartsRecombineToLopsidedStencils) {
+  const int p = GetParam(), r = p / 2;
+  const UpwindParts u = upwind_first_derivative(p);
+  std::vector<int> points;
+  for (int k = -(r - 1); k <= r + 1; ++k) points.push_back(k);
+  const W plus = fd_weights(1, points);
+  for (int k = -(r + 1); k <= r + 1; ++k) {
+    EXPECT_EQ(weight_at(u.antisymmetric, k) + weight_at(u.symmetric, k), weight_at(plus, k))
+        << "k=" << k;
+    EXPECT_EQ(weight_at(u.antisymmetric, k) - weight_at(u.symmetric, k), -weight_at(plus, -k))
+        << "k=" << k;
+  }
+  for (int d = 0; d <= p; ++d)
+    EXPECT_EQ(apply(u.antisymmetric, d), exact_derivative_at_zero(1, d)) << "d=" << d;
+  for (int d = 0; d <= p + 1; ++d) EXPECT_EQ(apply(u.symmetric, d), Rational(0)) << "d=" << d;
+  EXPECT_NE(apply(u.symmetric, p + 2), Rational(0));
+  EXPECT_LT(weight_at(u.symmetric, 0), Rational(0));
+  for (const W* w : {&u.antisymmetric, &u.symmetric})
+    for (const auto& s : *w) EXPECT_LE(std::abs(s.offset), r + 1);
+}
+
 // ---------------------------------------------------------------- invalid input
 
 TEST(FdCoefficients, InvalidInputsThrow) {
@@ -171,6 +195,7 @@ TEST(FdCoefficients, InvalidInputsThrow) {
   for (int p : {-2, 0, 1, 3, 5, 7, 10}) {
     EXPECT_THROW(centered_first_derivative(p), std::invalid_argument) << "p=" << p;
     EXPECT_THROW(centered_second_derivative(p), std::invalid_argument) << "p=" << p;
+    EXPECT_THROW(upwind_first_derivative(p), std::invalid_argument) << "p=" << p;
   }
 }
 
