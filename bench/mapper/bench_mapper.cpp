@@ -402,10 +402,11 @@ struct Gpu {
 void precompile(std::vector<Candidate>& list, const calc::Program& program,
                 const std::string& arch, const std::string& cache, int threads, bool record,
                 const model::Device& device, int n) {
-  std::vector<codegen::CudaModule> generated(list.size());
+  // Generating is checked here, single-threaded, so that a mapping that does not fit says so.
+  std::vector<char> generates(list.size(), 0);
   for (std::size_t i = 0; i < list.size(); ++i) {
     try {
-      generated[i] = codegen::generate_cuda(program, {list[i].mapping});
+      generates[i] = !codegen::generate_cuda(program, {list[i].mapping}).kernels.empty();
     } catch (const std::exception& e) {
       if (record) {
         list[i].status = "compile failed";
@@ -415,14 +416,15 @@ void precompile(std::vector<Candidate>& list, const calc::Program& program,
   }
   runtime::cuda::CompileOptions options;
   if (!cache.empty()) options.cache_dir = (std::filesystem::path(cache) / "cuda").string();
-  std::vector<std::optional<runtime::cuda::CompiledModule>> modules(list.size());
+  // The backend's own two-pass compile (runtime::cuda::compile_generated), so its keys match.
+  std::vector<std::optional<runtime::cuda::CompiledProgram>> modules(list.size());
   std::vector<std::string> errors(list.size());
   std::atomic<std::size_t> next{0};
   auto work = [&]() {
     for (std::size_t i = next++; i < list.size(); i = next++) {
-      if (generated[i].source.empty()) continue;
+      if (!generates[i]) continue;
       try {
-        modules[i] = runtime::cuda::compile(generated[i].source, arch, options);
+        modules[i] = runtime::cuda::compile_generated(program, {list[i].mapping}, arch, options);
       } catch (const std::exception& e) {
         errors[i] = first_line(e.what()); // the backend's compile() tries again and says so
       }
@@ -433,17 +435,17 @@ void precompile(std::vector<Candidate>& list, const calc::Program& program,
   work();
   for (std::thread& t : pool) t.join();
   for (std::size_t i = 0; i < list.size(); ++i) {
-    if (modules[i]) list[i].compile_seconds = modules[i]->compile_seconds;
-    if (!record || generated[i].source.empty()) continue;
+    if (modules[i]) list[i].compile_seconds = modules[i]->compiled.compile_seconds;
+    if (!record || !generates[i]) continue;
     if (!modules[i]) {
       list[i].status = "compile failed";
       list[i].error = errors[i];
       continue;
     }
     list[i].status = "compiled";
-    for (const codegen::CudaKernel& k : generated[i].kernels) {
-      const auto r = modules[i]->kernels.find(k.name);
-      if (r == modules[i]->kernels.end()) continue;
+    for (const codegen::CudaKernel& k : modules[i]->generated.kernels) {
+      const auto r = modules[i]->compiled.kernels.find(k.name);
+      if (r == modules[i]->compiled.kernels.end()) continue;
       const std::size_t shared = k.shared_bytes + std::size_t(std::max(0, r->second.shared_bytes));
       set_resources(list[i], std::size_t(k.kernel), r->second.registers, r->second.spill_stores,
                     r->second.spill_loads, shared, device, n);

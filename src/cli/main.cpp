@@ -47,18 +47,21 @@ int emit(const saguaro::calc::Program& program, const EmitOptions& options) {
   std::vector<calc::Mapping> mappings;
   for (const calc::Calculation& c : program.calculations)
     mappings.push_back(calc::strategy_mapping(c, options.buffering, block));
-  const codegen::CudaModule module = codegen::generate_cuda(program, mappings);
-  std::cout << module.source;
-  if (options.ptxas) {
-    const auto compiled = runtime::cuda::compile(module.source, "sm_90");
-    std::cout << fmt::format("\n// ptxas (NVRTC {}, sm_90):\n", runtime::cuda::nvrtc_version());
-    for (const codegen::CudaKernel& k : module.kernels) {
-      const runtime::cuda::PtxasReport& r = compiled.kernels.at(k.name);
-      std::cout << fmt::format("//   {}: {} registers, {} bytes spill stores, {} bytes spill "
-                               "loads, {} bytes stack, {} bytes shared (+{} dynamic)\n",
-                               k.name, r.registers, r.spill_stores, r.spill_loads, r.stack_bytes,
-                               r.shared_bytes, k.shared_bytes);
-    }
+  if (!options.ptxas) {
+    std::cout << codegen::generate_cuda(program, mappings).source;
+    return 0;
+  }
+  // As the CUDA backend compiles it: spilling kernels get the whole register file.
+  const auto both = runtime::cuda::compile_generated(program, mappings, "sm_90");
+  std::cout << both.generated.source;
+  std::cout << fmt::format("\n// ptxas (NVRTC {}, sm_90):\n", runtime::cuda::nvrtc_version());
+  for (const codegen::CudaKernel& k : both.generated.kernels) {
+    const runtime::cuda::PtxasReport& r = both.compiled.kernels.at(k.name);
+    std::cout << fmt::format("//   {}: {} registers, {} bytes spill stores, {} bytes spill "
+                             "loads, {} bytes stack, {} bytes shared (+{} dynamic){}\n",
+                             k.name, r.registers, r.spill_stores, r.spill_loads, r.stack_bytes,
+                             r.shared_bytes, k.shared_bytes,
+                             k.whole_register_file ? ", whole register file" : "");
   }
   return 0;
 }

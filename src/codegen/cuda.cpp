@@ -118,7 +118,9 @@ public:
         f_(km.block.f_axis()) {}
 
   // The kernel's text; fills `k` (fields, temporaries, parameters, shared bytes).
-  std::string emit(CudaKernel& k, const std::map<NodeId, int>& temporary_slot);
+  // `whole_register_file`: __launch_bounds__(threads, 1), so ptxas may use 255 registers.
+  std::string emit(CudaKernel& k, const std::map<NodeId, int>& temporary_slot,
+                   bool whole_register_file);
 
 private:
   std::string function_name(Function fn) const override { return cuda_function(fn); }
@@ -150,7 +152,8 @@ private:
   std::set<Offset> offsets_;
 };
 
-std::string KernelEmitter::emit(CudaKernel& k, const std::map<NodeId, int>& temporary_slot) {
+std::string KernelEmitter::emit(CudaKernel& k, const std::map<NodeId, int>& temporary_slot,
+                                bool whole_register_file) {
   const calc::BlockConfig& blk = km_.block;
   const calc::Stage& stage = calc_.stages[km_.stage];
   const int tx = blk.tx, tf = blk.tf, tee = blk.tee;
@@ -316,7 +319,14 @@ std::string KernelEmitter::emit(CudaKernel& k, const std::map<NodeId, int>& temp
   for (const auto& [g, offs] : stencil)
     o << "// " << calc_.grid_functions[g].name << ": " << describe(strategy(g)) << ", "
       << offs.size() << (offs.size() == 1 ? " offset" : " offsets") << "\n";
-  o << "extern \"C\" __global__ void __launch_bounds__(" << tx * tf << ") " << k.name << "(\n";
+  // Given only the block size, ptxas (CUDA 13.0, sm_90) trades registers for occupancy:
+  // wave_rhs gets 48 registers, but the BSSN right-hand side is squeezed into 32 registers and
+  // 14 KB of stack per thread (24 KB of spill stores). With a minimum of 1 block per SM it
+  // takes 255 registers and spills 5 KB, while small kernels then take 2-3x the registers
+  // they need. So the runtime compiles once as below, and again with `whole_register_file`
+  // for the kernels that spilled (runtime::cuda::compile_generated).
+  o << "extern \"C\" __global__ void __launch_bounds__(" << tx * tf
+    << (whole_register_file ? ", 1" : "") << ") " << k.name << "(\n";
   std::vector<std::string> args;
   for (int g : fields)
     args.push_back((written.count(g) ? "double* __restrict__ f" : "const double* __restrict__ f") +
@@ -527,7 +537,8 @@ std::array<unsigned, 3> launch_grid(const CudaKernel& kernel, const std::array<i
   return {blocks(nx, kernel.block.tx), blocks(nf, kernel.block.tf), blocks(ne, kernel.block.tee)};
 }
 
-CudaModule generate_cuda(const calc::Program& program, const std::vector<calc::Mapping>& mappings) {
+CudaModule generate_cuda(const calc::Program& program, const std::vector<calc::Mapping>& mappings,
+                         const std::set<std::string>& whole_register_file) {
   if (!mappings.empty() && mappings.size() != program.calculations.size())
     throw calc::MappingError("generate_cuda: " + std::to_string(mappings.size()) +
                              " mappings for " + std::to_string(program.calculations.size()) +
@@ -551,7 +562,8 @@ CudaModule generate_cuda(const calc::Program& program, const std::vector<calc::M
                     std::to_string(k);
       kernel.mapping = calc::to_string(calc, mapping.kernels[k]);
       KernelEmitter emitter(calc, mapping.kernels[k], plans[k]);
-      kernels_text.push_back(emitter.emit(kernel, slots));
+      kernel.whole_register_file = whole_register_file.count(kernel.name) > 0;
+      kernels_text.push_back(emitter.emit(kernel, slots, kernel.whole_register_file));
       helpers.insert(emitter.helpers().begin(), emitter.helpers().end());
       module.kernels.push_back(std::move(kernel));
     }

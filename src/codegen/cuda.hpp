@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstddef>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -57,6 +58,7 @@ struct CudaKernel {
   std::size_t shared_bytes = 0;             // dynamic shared memory per block
   std::array<int, 3> extent_lo{0, 0, 0}, extent_hi{0, 0, 0}; // the stage's
   std::string mapping;                      // short form of the kernel's mapping
+  bool whole_register_file = false;         // emitted with __launch_bounds__(threads, 1)
 };
 
 struct CudaModule {
@@ -68,9 +70,12 @@ struct CudaModule {
 
 // Generates the kernels of every calculation of `program` under `mappings` (one per
 // calculation; an empty vector means the default mapping everywhere). Throws
-// calc::MappingError for a mapping that does not fit its calculation.
+// calc::MappingError for a mapping that does not fit its calculation. Kernels named in
+// `whole_register_file` get __launch_bounds__(threads, 1) instead of (threads): ptxas may
+// then use every register a thread can have rather than spill for occupancy.
 CudaModule generate_cuda(const calc::Program& program,
-                         const std::vector<calc::Mapping>& mappings = {});
+                         const std::vector<calc::Mapping>& mappings = {},
+                         const std::set<std::string>& whole_register_file = {});
 
 // The blocks to launch for a kernel over the region [lo - extent_lo, hi + extent_hi):
 // ceil(n_x / t_x), ceil(n_f / t_f), ceil(n_e / t_ee) (zeros for an empty region).

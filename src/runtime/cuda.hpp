@@ -85,6 +85,19 @@ private:
 CompiledModule compile(const std::string& source, const std::string& arch,
                        const CompileOptions& options = {});
 
+// The generated kernels of `program` under `mappings`, compiled: once as generate_cuda emits
+// them, then, if ptxas spilled in any kernel, again with those kernels given the whole
+// register file (codegen::generate_cuda's `whole_register_file`), and a third time if that
+// made some of them spill more, without those. Each kernel ends in the form that spilled
+// less. Every compile goes through compile()'s cache, so a rerun compiles nothing.
+struct CompiledProgram {
+  codegen::CudaModule generated;
+  CompiledModule compiled;
+};
+CompiledProgram compile_generated(const calc::Program& program,
+                                  const std::vector<calc::Mapping>& mappings,
+                                  const std::string& arch, const CompileOptions& options = {});
+
 // NVRTC's version as "13.0".
 std::string nvrtc_version();
 

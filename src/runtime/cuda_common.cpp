@@ -4,6 +4,8 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <map>
+#include <set>
 #include <sstream>
 
 namespace saguaro::runtime::cuda {
@@ -107,6 +109,35 @@ std::map<std::string, PtxasReport> parse_ptxas_log(const std::string& log) {
     }
   }
   return reports;
+}
+
+CompiledProgram compile_generated(const calc::Program& program,
+                                  const std::vector<calc::Mapping>& mappings,
+                                  const std::string& arch, const CompileOptions& options) {
+  CompiledProgram out{codegen::generate_cuda(program, mappings), {}};
+  if (out.generated.kernels.empty()) return out;
+  out.compiled = compile(out.generated.source, arch, options);
+  std::map<std::string, int> first_spills; // kernels that spilled: their spill stores
+  for (const auto& [name, report] : out.compiled.kernels)
+    if (report.spill_stores > 0) first_spills[name] = report.spill_stores;
+  if (first_spills.empty()) return out;
+  double seconds = out.compiled.compile_seconds;
+  auto recompile = [&](const std::set<std::string>& whole) {
+    out.generated = codegen::generate_cuda(program, mappings, whole);
+    out.compiled = compile(out.generated.source, arch, options);
+    seconds += out.compiled.compile_seconds;
+  };
+  std::set<std::string> whole;
+  for (const auto& [name, spills] : first_spills) whole.insert(name);
+  recompile(whole);
+  // ptxas's heuristics are not monotone: a kernel that spills more with the whole register
+  // file (BSSN's constraints: 452 bytes against 232) goes back to the first form.
+  std::set<std::string> better;
+  for (const std::string& name : whole)
+    if (out.compiled.kernels.at(name).spill_stores < first_spills.at(name)) better.insert(name);
+  if (better != whole) recompile(better);
+  out.compiled.compile_seconds = seconds;
+  return out;
 }
 
 } // namespace saguaro::runtime::cuda

@@ -40,7 +40,7 @@ using std::max;
 using std::min;
 #define __global__
 #define __device__
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __shared__
 static void saguaro_emu_run(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                             const std::function<void()>& body) {

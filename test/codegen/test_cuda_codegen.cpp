@@ -143,6 +143,21 @@ TEST(CudaCodegen, RegisterStrategyAppliesToLineStencils) {
   EXPECT_NE(source.find("registers along z"), std::string::npos);
 }
 
+// Kernels named in `whole_register_file` get a minimum of one block per SM in their launch
+// bounds; the others only the block size.
+TEST(CudaCodegen, WholeRegisterFileSetsTheMinimumBlocks) {
+  const calc::Program program = load("par/wave.edl");
+  const codegen::CudaModule plain = codegen::generate_cuda(program);
+  ASSERT_EQ(plain.kernels.size(), 3u);
+  const std::string rhs = plain.kernels[1].name;
+  const codegen::CudaModule whole = codegen::generate_cuda(program, {}, {rhs});
+  EXPECT_EQ(plain.source.find(", 1) saguaro_"), std::string::npos);
+  EXPECT_NE(whole.source.find(", 1) " + rhs + "("), std::string::npos);
+  EXPECT_EQ(whole.source.find(", 1) " + plain.kernels[0].name + "("), std::string::npos);
+  EXPECT_TRUE(whole.kernels[1].whole_register_file);
+  EXPECT_FALSE(whole.kernels[0].whole_register_file);
+}
+
 // A calculation split into two kernels that pass a shared value (the Laplacian of u)
 // through a temporary grid function: kernel 0 stores a and the temporary, kernel 1 loads it
 // and stores b.

@@ -308,15 +308,16 @@ public:
   compile(const calc::Program& program, const std::vector<calc::Mapping>& mappings) override {
     summary_.clear();
     if (program.calculations.empty()) return {};
-    codegen::CudaModule generated = codegen::generate_cuda(program, mappings);
+    CompileOptions options;
+    if (!options_.cache_dir.empty())
+      options.cache_dir = (std::filesystem::path(options_.cache_dir) / "cuda").string();
+    options.verbose = options_.verbose;
+    CompiledProgram both = compile_generated(program, mappings, info_.arch(), options);
+    codegen::CudaModule& generated = both.generated;
+    const CompiledModule& compiled = both.compiled;
     const std::size_t kernels = generated.kernels.size();
     std::shared_ptr<LoadedModule> module;
     if (kernels > 0) {
-      CompileOptions options;
-      if (!options_.cache_dir.empty())
-        options.cache_dir = (std::filesystem::path(options_.cache_dir) / "cuda").string();
-      options.verbose = options_.verbose;
-      const CompiledModule compiled = cuda::compile(generated.source, info_.arch(), options);
       module = std::make_shared<LoadedModule>(std::move(generated), compiled);
       modules_.push_back(module);
       char line[256];
