@@ -86,21 +86,22 @@ std::vector<NodeId> evaluated_nodes(const Dag& dag, const std::vector<NodeId>& r
                               const std::set<NodeId>& cut, std::vector<NodeId>& loaded) {
   std::vector<char> seen(dag.size(), 0);
   std::vector<NodeId> stack(roots.begin(), roots.end()), out;
-  std::set<NodeId> met;
+  loaded.clear();
   while (!stack.empty()) {
     NodeId id = stack.back();
     stack.pop_back();
     if (seen[id]) continue;
     seen[id] = 1;
-    if (cut.count(id)) {
-      met.insert(id);
+    if (!cut.empty() && cut.count(id)) {
+      loaded.push_back(id); // each once: `seen`
       continue;
     }
     out.push_back(id);
-    for (NodeId k : dag.node(id).kids) stack.push_back(k);
+    for (NodeId k : dag.node(id).kids)
+      if (!seen[k]) stack.push_back(k);
   }
   std::sort(out.begin(), out.end());
-  loaded.assign(met.begin(), met.end());
+  std::sort(loaded.begin(), loaded.end());
   return out;
 }
 
@@ -142,31 +143,40 @@ KernelPlan plan_kernel(const Calculation& calc, const KernelMapping& km,
       throw error(k, "temporary node " + std::to_string(t) +
                          " is not computed by this kernel (an earlier kernel stores it)");
 
-  std::map<int, std::set<Offset>> offsets;
+  // The loads as (grid function, offset), sorted and unique: a vector, not a map of sets, as
+  // the mapper plans thousands of kernels of a thousand nodes each.
+  std::vector<std::pair<int, Offset>> loads;
   for (NodeId id : plan.nodes) {
     const Node& n = dag.node(id);
-    if (n.op == Op::Load) offsets[n.index].insert(n.offset);
+    if (n.op == Op::Load) loads.push_back({n.index, n.offset});
   }
-  for (const auto& [g, set] : offsets) {
-    if (outputs.count(g))
-      for (const Offset& o : set)
-        if (o != Offset{0, 0, 0})
-          throw error(k, "reads " + calc.grid_functions[g].name + " at offset " +
-                             offset_text(o) + " and writes it: other threads' stores would race");
-    plan.inputs.push_back({g, std::vector<Offset>(set.begin(), set.end())});
+  std::sort(loads.begin(), loads.end());
+  loads.erase(std::unique(loads.begin(), loads.end()), loads.end());
+  for (std::size_t i = 0; i < loads.size();) {
+    const int g = loads[i].first;
+    InputStencil in{g, {}};
+    for (; i < loads.size() && loads[i].first == g; ++i) {
+      const Offset& o = loads[i].second;
+      if (o != Offset{0, 0, 0} && outputs.count(g))
+        throw error(k, "reads " + calc.grid_functions[g].name + " at offset " + offset_text(o) +
+                           " and writes it: other threads' stores would race");
+      in.offsets.push_back(o);
+    }
+    plan.inputs.push_back(std::move(in));
   }
   for (const auto& [g, b] : km.buffering) {
     if (g < 0 || g >= int(calc.grid_functions.size()))
       throw error(k, "buffering given for grid function " + std::to_string(g) +
                          ", which does not exist");
-    auto it = offsets.find(g);
-    if (it == offsets.end()) {
+    auto it = std::find_if(plan.inputs.begin(), plan.inputs.end(),
+                           [g = g](const InputStencil& in) { return in.grid_function == g; });
+    if (it == plan.inputs.end()) {
       if (b == Buffering::Unbuffered) continue;
       throw error(k, std::string("strategy ") + letter(b) + " for " +
                          calc.grid_functions[g].name + ", which this kernel does not read");
     }
     std::string why;
-    const std::vector<Offset> stencil(it->second.begin(), it->second.end());
+    const std::vector<Offset>& stencil = it->offsets;
     if (!buffering_applies(b, stencil, km.block.iteration_axis, outputs.count(g) > 0, &why))
       throw error(k, std::string("strategy ") + letter(b) + " (" + describe(b) +
                          ") does not apply to " + calc.grid_functions[g].name + ": " + why);

@@ -219,10 +219,12 @@ int map_main(const MapCommand& command, std::ostream& out, std::ostream& err) {
       c["runners_up"] = nlohmann::json::array();
       for (const auto& m : r.runners_up) c["runners_up"].push_back(mapping_json(calc, m));
       const auto& s = r.stats;
-      c["search"] = {{"model_calls", s.model_calls},       {"kernels_priced", s.kernels_priced},
-                     {"configurations", s.configurations}, {"pruned", s.pruned},
-                     {"partitions", s.partitions},         {"moves_accepted", s.moves_accepted},
-                     {"cover_groups", s.cover_groups},     {"ilp_solves", s.ilp_solves},
+      c["search"] = {{"model_calls", s.model_calls},       {"nodes_planned", s.nodes_planned},
+                     {"kernels_priced", s.kernels_priced}, {"configurations", s.configurations},
+                     {"pruned", s.pruned},                 {"partitions", s.partitions},
+                     {"moves_accepted", s.moves_accepted}, {"cover_groups", s.cover_groups},
+                     {"ilp_solves", s.ilp_solves},         {"ilp_stopped", s.ilp_stopped},
+                     {"out_of_budget", s.out_of_budget},   {"out_of_time", s.out_of_time},
                      {"seconds", s.seconds}};
       doc["calculations"].push_back(c);
       continue;
@@ -253,14 +255,20 @@ int map_main(const MapCommand& command, std::ostream& out, std::ostream& err) {
                          100 * (m.seconds / r.best.seconds - 1), calc::to_string(calc, m.mapping),
                          m.origin);
     const auto& s = r.stats;
-    out << fmt::format("  search: {:.1f} ms, {} model calls, {} kernel(s) searched, {} block "
-                       "configurations assigned ({} pruned), {} partitions, {} moves accepted, "
-                       "{} cover groups, {} ILP solves{}\n",
-                       s.seconds * 1e3, s.model_calls, s.kernels_priced, s.configurations,
-                       s.pruned, s.partitions, s.moves_accepted, s.cover_groups, s.ilp_solves,
-                       s.out_of_time ? "; the partition search ran out of time "
-                                       "(MapperOptions::partition_seconds) and kept its best"
-                                     : "");
+    std::string ends;
+    if (s.ilp_stopped > 0) ends += fmt::format(" ({} stopped by a limit)", s.ilp_stopped);
+    if (s.out_of_budget)
+      ends += "; a partition strategy used its share of the budget "
+              "(MapperOptions::partition_budget) and kept its best";
+    if (s.out_of_time)
+      ends += "; the partition search ran out of time (MapperOptions::partition_seconds) and "
+              "kept its best";
+    out << fmt::format("  search: {:.1f} ms, {} model calls, {} DAG nodes planned, {} kernel(s) "
+                       "searched, {} block configurations assigned ({} pruned), {} partitions, "
+                       "{} moves accepted, {} cover groups, {} ILP solves{}\n",
+                       s.seconds * 1e3, s.model_calls, s.nodes_planned, s.kernels_priced,
+                       s.configurations, s.pruned, s.partitions, s.moves_accepted, s.cover_groups,
+                       s.ilp_solves, ends);
   }
   if (!text) out << doc.dump(2) << "\n";
   if (!command.save.empty()) {

@@ -12,6 +12,7 @@ const char* to_string(AssignmentMethod m) {
   case AssignmentMethod::Efficiency: return "efficiency";
   case AssignmentMethod::Performance: return "performance";
   case AssignmentMethod::Exhaustive: return "exhaustive";
+  case AssignmentMethod::Unbuffered: return "unbuffered";
   }
   return "?";
 }
@@ -224,6 +225,15 @@ Assignment assign_buffering(const model::KernelProfile& kernel, const PricingCon
                             AssignmentMethod method) {
   switch (method) {
   case AssignmentMethod::Exhaustive: return exhaustive(kernel, context);
+  case AssignmentMethod::Unbuffered: {
+    Assignment a;
+    model::KernelProfile k = kernel;
+    for (auto& in : k.inputs) in.strategy = Buffering::Unbuffered;
+    a.seconds = launch_seconds(k, context, &a.prediction);
+    a.model_calls = 1;
+    a.strategies.assign(k.inputs.size(), Buffering::Unbuffered);
+    return a;
+  }
   case AssignmentMethod::Performance: {
     Priced price(context);
     return algorithm1(kernel, context, false, price);

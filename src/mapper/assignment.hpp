@@ -63,6 +63,7 @@ enum class AssignmentMethod {
   Efficiency,  // Algorithm 1 with eq. 3 (the default)
   Performance, // Algorithm 1 choosing by -dT alone (Figure 3's "ByPerf")
   Exhaustive,  // every combination: prod_i (1 + |moves_i|) model calls
+  Unbuffered,  // every input unbuffered: one model call (the mapper's screen of partitions)
 };
 const char* to_string(AssignmentMethod m);
 

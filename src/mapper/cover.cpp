@@ -270,7 +270,10 @@ const char* simplex_error_name(int rc) {
 class Session {
 public:
   Session(const CoverProblem& p, CoverStats* stats)
-      : p_(p), stats_(stats), groups_of_(validate_problem(p)) {
+      : p_(p), stats_(stats), groups_of_(validate_problem(p)), start_(Clock::now()) {
+    if (p.time_limit < 0 || !std::isfinite(p.time_limit))
+      throw std::invalid_argument("cover problem: time limit must be finite and >= 0");
+    if (p.node_limit < 0) throw std::invalid_argument("cover problem: negative node limit");
     // GLPK's tolerances are absolute (reduced costs 1e-7): costs of 1e-6 s would all look
     // alike. Scale the largest magnitude to 1; covers are priced in the caller's units.
     double largest = 0;
@@ -278,7 +281,21 @@ public:
     scale_ = largest > 0 ? 1 / largest : 1;
   }
 
-  // The cheapest acceptable cover using no forbidden group; nullopt if there is none.
+  // Seconds of CoverProblem::time_limit left (+inf without one).
+  double time_left() const {
+    if (p_.time_limit <= 0) return std::numeric_limits<double>::infinity();
+    return p_.time_limit - std::chrono::duration<double>(Clock::now() - start_).count();
+  }
+
+  // Whether the call's time is spent; says so in the stats when it is.
+  bool out_of_time() {
+    if (time_left() > 0) return false;
+    if (stats_) stats_->out_of_time = true;
+    return true;
+  }
+
+  // The cheapest acceptable cover using no forbidden group; nullopt if there is none (or a
+  // limit stopped the search before it found one).
   std::optional<Cover> solve(const std::vector<char>& forbidden) {
     const int n = p_.vertices;
     if (n == 0) { // the empty cover; nothing to solve (a no-good of it would throw)
@@ -294,9 +311,14 @@ public:
     for (;;) { // more than once only if the search's answer fails `check` after all
       std::unique_ptr<glp_prob, GlpDelete> lp(build(forbidden));
 
+      // GLPK's time limit: what is left of the call's, within [kMinSolveSeconds,
+      // kMaxSolveSeconds] (tm_lim is in whole milliseconds).
+      const double seconds = std::clamp(time_left(), kMinSolveSeconds, kMaxSolveSeconds);
+      const int tm_lim = static_cast<int>(std::ceil(seconds * 1e3));
       glp_iocp parm;
       glp_init_iocp(&parm);
       parm.msg_lev = GLP_MSG_OFF;
+      parm.tm_lim = tm_lim;
       if (!p_.check) {
         parm.presolve = GLP_ON; // also spares the glp_simplex call
       } else {
@@ -305,7 +327,12 @@ public:
         glp_smcp smcp;
         glp_init_smcp(&smcp);
         smcp.msg_lev = GLP_MSG_OFF;
+        smcp.tm_lim = tm_lim;
         const int src = glp_simplex(lp.get(), &smcp);
+        if (src == GLP_ETMLIM) { // no relaxation, hence no cover in time
+          note_stop(false);
+          return std::nullopt;
+        }
         if (src != 0)
           throw std::runtime_error(std::string("GLPK glp_simplex: ") + simplex_error_name(src));
         const int lp_status = glp_get_status(lp.get());
@@ -313,22 +340,52 @@ public:
         if (lp_status != GLP_OPT)
           throw std::runtime_error("GLPK glp_simplex: no optimal LP relaxation (status " +
                                    std::to_string(lp_status) + ")");
-        parm.cb_func = &Session::callback;
-        parm.cb_info = this;
         // Its rounded solutions become incumbents without a GLP_IROWGEN call, unchecked.
         parm.sr_heur = GLP_OFF;
       }
+      // A first incumbent for the branch and bound when the singletons are allowed and
+      // acceptable (the callback offers it at the root): with hundreds of groups of nearly
+      // equal cost and the no-goods as lazy rows, GLPK can take thousands of nodes to find an
+      // integral solution of its own, and a solve stopped by a limit before that finds nothing.
+      offer_singletons_ = false;
+      if (p_.check) {
+        std::vector<int> singletons;
+        for (std::size_t i = 0; i < p_.groups.size(); ++i)
+          if (p_.groups[i].size() == 1 && !forbidden[i]) singletons.push_back(static_cast<int>(i));
+        if (static_cast<int>(singletons.size()) == n) {
+          if (!accepted_.count(singletons) && no_good_of(p_, singletons).empty())
+            accepted_.insert(singletons);
+          offer_singletons_ = accepted_.count(singletons) > 0;
+        }
+      }
+      // The callback adds the no-goods (with `check`), offers that incumbent, and counts nodes
+      // (with a node limit); it reads the columns only in the first two cases, which have the
+      // presolver off.
+      if (p_.check || p_.node_limit > 0) {
+        parm.cb_func = &Session::callback;
+        parm.cb_info = this;
+      }
       error_ = nullptr;
+      out_of_nodes_ = false;
       const int rc = glp_intopt(lp.get(), &parm);
       if (stats_) ++stats_->ilp_solves;
       if (error_) std::rethrow_exception(error_); // from `check`, stopped with GLP_ESTOP
       if (rc == GLP_ENOPFS) return std::nullopt;  // the presolver's "infeasible"
-      if (rc != 0) throw std::runtime_error(std::string("GLPK glp_intopt: ") + glpk_error_name(rc));
+      const bool stopped = rc == GLP_ETMLIM || (rc == GLP_ESTOP && out_of_nodes_);
+      if (rc != 0 && !stopped)
+        throw std::runtime_error(std::string("GLPK glp_intopt: ") + glpk_error_name(rc));
       const int status = glp_mip_status(lp.get());
-      if (status == GLP_NOFEAS) return std::nullopt;
-      if (status != GLP_OPT)
-        throw std::runtime_error("GLPK glp_intopt: no optimal solution (status " +
-                                 std::to_string(status) + ")");
+      if (stopped) {
+        note_stop(rc == GLP_ESTOP);
+        // The incumbent if there is one: with `check` every incumbent passed GLP_IROWGEN
+        // (the rounding heuristic is off), and it is checked again below anyway.
+        if (status != GLP_FEAS && status != GLP_OPT) return std::nullopt;
+      } else {
+        if (status == GLP_NOFEAS) return std::nullopt;
+        if (status != GLP_OPT)
+          throw std::runtime_error("GLPK glp_intopt: no optimal solution (status " +
+                                   std::to_string(status) + ")");
+      }
 
       Cover c;
       for (int j = 1; j < static_cast<int>(group_of_column_.size()); ++j)
@@ -342,6 +399,7 @@ public:
         return c;
       }
       record_no_good(std::move(s));
+      if (stopped) return std::nullopt; // no time (or nodes) to search on
     }
   }
 
@@ -400,9 +458,33 @@ private:
     if (stats_) ++stats_->no_goods;
   }
 
+  void note_stop(bool nodes) {
+    if (!stats_) return;
+    ++stats_->stopped;
+    (nodes ? stats_->out_of_nodes : stats_->out_of_time) = true;
+  }
+
   static void callback(glp_tree* tree, void* info) {
-    if (glp_ios_reason(tree) != GLP_IROWGEN) return;
     auto* self = static_cast<Session*>(info);
+    if (glp_ios_reason(tree) == GLP_ISELECT && self->p_.node_limit > 0) {
+      int total = 0; // every node created so far, also those already fathomed
+      glp_ios_tree_size(tree, nullptr, nullptr, &total);
+      if (total > self->p_.node_limit) {
+        self->out_of_nodes_ = true;
+        glp_ios_terminate(tree);
+      }
+      return;
+    }
+    if (glp_ios_reason(tree) == GLP_IHEUR && self->offer_singletons_) {
+      self->offer_singletons_ = false; // once, at the root
+      const int columns = static_cast<int>(self->group_of_column_.size()) - 1;
+      std::vector<double> x(static_cast<std::size_t>(columns) + 1, 0.0);
+      for (int j = 1; j <= columns; ++j)
+        if (self->p_.groups[self->group_of_column_[j]].size() == 1) x[j] = 1;
+      glp_ios_heur_sol(tree, x.data()); // GLPK keeps it only if it beats what it has
+      return;
+    }
+    if (glp_ios_reason(tree) != GLP_IROWGEN || !self->p_.check) return;
     try {
       self->generate_rows(glp_ios_get_prob(tree));
     } catch (...) { // never through GLPK's C frames
@@ -454,6 +536,9 @@ private:
   std::vector<int> index_;
   std::vector<double> value_, x_;
   std::exception_ptr error_;
+  Clock::time_point start_;   // of the public call: CoverProblem::time_limit counts from here
+  bool out_of_nodes_ = false; // the callback stopped the solve at CoverProblem::node_limit
+  bool offer_singletons_ = false; // the callback offers the singletons as an incumbent
 };
 
 bool cheaper(const Cover& a, const Cover& b) {
@@ -636,8 +721,12 @@ public:
       if (!std::binary_search(node.required.begin(), node.required.end(), static_cast<int>(i)))
         for (int v : p_.groups[i])
           if (in_required_[v]) mask_[i] = 1;
+    ++solves_;
     return session_.solve(mask_);
   }
+
+  // Whether to start no more solves: the call's time is spent (the first solve always runs).
+  bool out_of_time() { return solves_ > 0 && session_.out_of_time(); }
 
   // Fusions first: then the first children forbid one fusion of C and nothing else, which is
   // exactly the thesis's child; the later ones keep those fusions and split them no further.
@@ -662,6 +751,7 @@ private:
   const CoverProblem& p_;
   Session session_;
   std::vector<char> mask_, in_required_;
+  int solves_ = 0;
 };
 
 } // namespace
@@ -671,7 +761,7 @@ std::vector<Cover> best_covers(const CoverProblem& p, int epsilon, CoverStats* s
   CoverSearch search(p, stats, epsilon, "best_covers");
   std::vector<Cover> found;
   std::deque<CoverSearch::Node> queue{CoverSearch::Node{}}; // breadth-first, as the thesis
-  while (!queue.empty() && static_cast<int>(found.size()) < epsilon) {
+  while (!queue.empty() && static_cast<int>(found.size()) < epsilon && !search.out_of_time()) {
     const CoverSearch::Node node = std::move(queue.front());
     queue.pop_front();
     std::optional<Cover> c = search.solve(node);
@@ -705,7 +795,7 @@ std::vector<Cover> cheapest_covers(const CoverProblem& p, int epsilon, CoverStat
   std::size_t order = 0;
   open.push({-std::numeric_limits<double>::infinity(), false, order++, {}, {}});
   std::vector<Cover> found;
-  while (!open.empty() && static_cast<int>(found.size()) < epsilon) {
+  while (!open.empty() && static_cast<int>(found.size()) < epsilon && !search.out_of_time()) {
     Entry e = open.top();
     open.pop();
     if (!e.solved) {

@@ -58,7 +58,24 @@ struct CoverProblem {
   // no-good of every cover holding it) and must not call the solver. What it throws comes out
   // of the solver call.
   std::function<std::vector<int>(const std::vector<int>& cover)> check;
+  // Optional budgets of one public call (optimal_cover, best_covers, cheapest_covers); 0: none.
+  // A set-partitioning ILP can take GLPK's branch and bound minutes (BSSN's 25 pointwise
+  // stores, 400 candidate groups of nearly equal cost), so a solve may be stopped early:
+  //  - time_limit [seconds of wall clock] for the whole call: every solve gets what is left
+  //    as GLPK's tm_lim (at least kMinSolveSeconds, so that a call started late can still
+  //    return a cover), and the several-covers searches start no solve once it is spent;
+  //  - node_limit: branch-and-bound nodes per solve. Unlike time it does not depend on the
+  //    machine, so a caller that must be reproducible (the mapper) bounds its work with it
+  //    and keeps time as a safety net.
+  // Without time_limit a solve still stops after kMaxSolveSeconds. A stopped solve returns
+  // GLPK's incumbent when it has one (feasible and acceptable to `check`, not proven optimal)
+  // and no cover otherwise; CoverStats says which limit was hit.
+  double time_limit = 0;
+  long node_limit = 0;
 };
+
+inline constexpr double kMinSolveSeconds = 0.02;
+inline constexpr double kMaxSolveSeconds = 30;
 
 struct Cover {
   std::vector<int> groups; // indices into CoverProblem::groups, ascending
@@ -70,6 +87,9 @@ struct CoverStats {
   int ilp_solves = 0; // glp_intopt calls: one per cover searched (no-goods are lazy rows in it)
   int no_goods = 0;   // distinct no-goods `check` returned
   double seconds = 0; // wall time of the calls, `check` included
+  int stopped = 0;          // solves stopped by a limit before they proved their optimum
+  bool out_of_time = false; // a solve hit the time limit, or a search stopped for lack of time
+  bool out_of_nodes = false; // a solve hit CoverProblem::node_limit
 };
 
 // Minimum-cost set partition by 0/1 ILP (GLPK's glp_intopt, messages off):
@@ -77,10 +97,13 @@ struct CoverStats {
 //   to 0 (`forbidden` is empty or one flag per group).
 // Without `check`, glp_intopt with its presolver. With it, glp_simplex and then glp_intopt
 // whose GLP_IROWGEN callback adds the no-goods as lazy rows: one branch and bound instead of
-// one per no-good (a 40-vertex stress case: 0.6 s instead of 6.3 s; see cover.cpp).
+// one per no-good (a 40-vertex stress case: 0.6 s instead of 6.3 s; see cover.cpp); the
+// all-singletons cover, when allowed and acceptable, is its first incumbent (so that a solve
+// stopped by a limit has a cover to return).
 // Costs are scaled for GLPK's absolute tolerances; optimal within ~1e-7 of the largest cost.
-// nullopt when no acceptable cover exists. Invalid problems throw std::invalid_argument;
-// a GLPK failure (not infeasibility) throws std::runtime_error.
+// nullopt when no acceptable cover exists, or a limit (CoverProblem::time_limit, node_limit)
+// stopped the solve before it found one. Invalid problems throw std::invalid_argument; a GLPK
+// failure (not infeasibility, not a limit) throws std::runtime_error.
 std::optional<Cover> optimal_cover(const CoverProblem& p, const std::vector<bool>& forbidden = {},
                                    CoverStats* stats = nullptr);
 
@@ -96,11 +119,14 @@ std::optional<Cover> optimal_cover(const CoverProblem& p, const std::vector<bool
 //    that fuses nothing has no children, and covers fusing more are never reached.
 // Every acceptable cover is reachable, so the result has min(epsilon, #acceptable covers)
 // covers; but they are not in general the epsilon cheapest (the thesis says so too).
+// Under CoverProblem's limits it may return fewer: it starts no solve once time_limit is
+// spent (the first always runs), and a node whose stopped solve found nothing has no children.
 std::vector<Cover> best_covers(const CoverProblem& p, int epsilon, CoverStats* stats = nullptr);
 
 // Exactly the epsilon cheapest acceptable covers, cheapest first (ties in any order; exact
 // within GLPK's optimality tolerance): the same nodes searched best-first (Murty's k-best),
-// each child solved only when its parent's cost, a lower bound, comes first.
+// each child solved only when its parent's cost, a lower bound, comes first. A solve stopped
+// by a limit breaks the promise (its cover need not be its node's cheapest); CoverStats says.
 std::vector<Cover> cheapest_covers(const CoverProblem& p, int epsilon, CoverStats* stats = nullptr);
 
 // For tests and tiny problems (n <= 10 or so): every acceptable cover (`check` honoured: a

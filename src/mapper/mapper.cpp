@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -36,6 +37,16 @@ namespace {
 
 const double kInf = std::numeric_limits<double>::infinity();
 
+// Coarse configurations: the best of the one-kernel search and of the largest one-store
+// kernel's (mapper.hpp), five at most. They replace the one-kernel search's best five plus six
+// fixed shapes (two of them outside the configurations block_search trusts): Algorithm 1 at
+// eleven configurations per kernel was what made every partition expensive, and kernels
+// between the two ends prefer what one of the ends prefers.
+constexpr std::size_t kCoarseFromOneKernel = 3, kCoarseFromOneStore = 2;
+// Partitions per stage whose kernels are searched over every configuration at the end (the
+// best by coarse price); the others are dropped.
+constexpr std::size_t kFullyPricedPartitions = 4;
+
 // The nodes `root`'s value is computed from, itself included.
 std::vector<NodeId> cone(const calc::Dag& dag, NodeId root) {
   std::vector<NodeId> none;
@@ -53,6 +64,10 @@ struct PartKernel {
 };
 using Partition = std::vector<PartKernel>; // launch order
 
+// How hard a kernel is priced (mapper.hpp): a screen of one model call per configuration,
+// coarse for comparing partitions, full for the kernels of the mappings returned.
+enum class Level { Screen, Coarse, Full };
+
 // The best block configuration and assignment of one kernel, found once and remembered.
 struct KernelPrice {
   bool valid = false;
@@ -61,54 +76,160 @@ struct KernelPrice {
   std::vector<KernelCandidate> candidates; // fastest first
 };
 
+// A kernel's plan given the temporaries earlier kernels store, or why it has none.
+struct PlanEntry {
+  bool ok = false;
+  calc::KernelPlan plan;
+  std::string error; // calc::MappingError's message
+};
+
 class Search {
 public:
   Search(const calc::Calculation& calc, const model::Device& device, const MapperOptions& options)
       : calc_(calc), device_(device), options_(options), start_(std::chrono::steady_clock::now()) {}
 
+  // The safety net: wall clock since the search began (MapperOptions::partition_seconds).
+  double seconds_left() const {
+    return options_.partition_seconds -
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
   bool out_of_time() {
-    const double spent =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (spent > options_.partition_seconds) stats.out_of_time = true;
+    if (!stats.out_of_time && seconds_left() <= 0) stats.out_of_time = true;
     return stats.out_of_time;
   }
 
+  // The work done so far in MapperOptions::partition_budget's units.
+  long work() const { return stats.model_calls + stats.nodes_planned / kKernelNodesPerUnit; }
+  // The budget of the strategy running now (set_budget); none without one.
+  void set_budget(long units) { budget_end_ = work() + units; }
+  void clear_budget() { budget_end_ = -1; }
+  bool out_of_budget() {
+    if (budget_end_ < 0 || work() < budget_end_) return false;
+    stats.out_of_budget = true;
+    return true;
+  }
+  // Whether the partition search must stop: its share of the budget spent, or (safety net)
+  // its time.
+  bool stop() { return out_of_budget() || out_of_time(); }
+
   SearchStatistics stats;
 
-  // The kernel `k` with `available` temporaries of earlier kernels: memoised block search.
-  // Block configurations for pricing partitions: the best few of the calculation's
-  // one-kernel search plus common shapes. Kernels of one calculation read similar stencils,
-  // so what suits one suits the others; the kernels of the partitions finally chosen are
-  // searched over every configuration (`full`).
-  std::vector<calc::BlockConfig> coarse;
+  // Block configurations for pricing partitions (Level::Coarse), and the first one or two of
+  // them for the screen. Kernels of one calculation read similar stencils, so what suits the
+  // one-kernel mapping and the largest one-store kernel suits those in between; the kernels
+  // of the partitions finally chosen are searched over every configuration (Level::Full).
+  std::vector<calc::BlockConfig> coarse, screen;
 
+  // The plan of kernel `k` when `available` temporaries are stored by other kernels: memoised,
+  // because normalise and price_kernel plan the same kernels over and over (the same
+  // MappingError when it has none).
+  // A temporary the kernel's values do not depend on changes nothing in its plan, so the key
+  // holds only those of `available` in the cone of its roots: a move of a temporary then
+  // leaves the plans of the kernels it does not concern where they were (planning was a
+  // third of the search's time before).
+  const calc::KernelPlan& plan(int stage, const PartKernel& k, const std::set<NodeId>& available) {
+    std::vector<NodeId> relevant;
+    if (!available.empty()) {
+      const auto& stores = calc_.stages[std::size_t(stage)].stores;
+      std::set<NodeId> cone_temporaries;
+      for (int st : k.stores)
+        if (st >= 0 && st < int(stores.size())) {
+          const std::vector<NodeId>& r = reached(stores[std::size_t(st)].value, available);
+          cone_temporaries.insert(r.begin(), r.end());
+        }
+      for (NodeId t : k.temporaries) {
+        const std::vector<NodeId>& r = reached(t, available);
+        cone_temporaries.insert(r.begin(), r.end());
+      }
+      for (NodeId t : available)
+        if (cone_temporaries.count(t)) relevant.push_back(t);
+    }
+    auto key = std::make_tuple(stage, k.stores, k.temporaries, relevant);
+    auto [it, fresh] = plans_.try_emplace(std::move(key));
+    PlanEntry& e = it->second;
+    if (fresh) {
+      calc::KernelMapping km;
+      km.stage = stage;
+      km.stores = k.stores;
+      km.temporaries = k.temporaries;
+      try {
+        e.plan = calc::plan_kernel(calc_, km, std::set<NodeId>(relevant.begin(), relevant.end()));
+        stats.nodes_planned += long(e.plan.nodes.size());
+        e.ok = true;
+      } catch (const calc::MappingError& x) {
+        e.error = x.what();
+      }
+    }
+    if (!e.ok) throw calc::MappingError(e.error);
+    return e.plan;
+  }
+
+  // The nodes of `among` in the cone of `root` (itself excluded), for plan's key: memoised
+  // per root for the candidate temporaries, which is what `among` always holds.
+  const std::vector<NodeId>& reached(NodeId root, const std::set<NodeId>& among) {
+    auto [it, fresh] = reach_.try_emplace(root);
+    std::vector<NodeId>& out = it->second.second;
+    std::set<NodeId>& known = it->second.first; // the nodes `out` was computed for
+    bool covered = !fresh;
+    for (NodeId t : among) covered = covered && known.count(t);
+    if (covered) return out;
+    known.insert(among.begin(), among.end());
+    out.clear();
+    const calc::Dag& dag = calc_.dag;
+    std::vector<char> seen(dag.size(), 0);
+    std::vector<NodeId> stack(dag.node(root).kids.begin(), dag.node(root).kids.end());
+    while (!stack.empty()) {
+      const NodeId id = stack.back();
+      stack.pop_back();
+      if (seen[id]) continue;
+      seen[id] = 1;
+      if (known.count(id)) out.push_back(id);
+      for (NodeId kid : dag.node(id).kids) stack.push_back(kid);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // The kernel `k` with `available` temporaries of earlier kernels, priced at `level`:
+  // memoised block search. May throw calc::MappingError (no plan).
   const KernelPrice& price_kernel(int stage, const PartKernel& k,
-                                  const std::set<NodeId>& available, bool full = true) {
+                                  const std::set<NodeId>& available, Level level = Level::Full) {
+    const calc::KernelPlan& kp = plan(stage, k, available);
+    if (coarse.empty() || options_.method == Method::Exhaustive) level = Level::Full;
+    auto key = std::make_tuple(int(level), stage, k.stores, k.temporaries, kp.temporaries_in);
+    auto [it, fresh] = memo_.try_emplace(std::move(key));
+    if (!fresh) return it->second;
+    KernelPrice& price = it->second;
     calc::KernelMapping km;
     km.stage = stage;
     km.stores = k.stores;
     km.temporaries = k.temporaries;
-    calc::KernelPlan plan = calc::plan_kernel(calc_, km, available); // may throw
-    full = full || coarse.empty() || options_.method == Method::Exhaustive;
-    std::string key = fmt::format("{}|{}|{}|{}|{}", full ? 'F' : 'C', stage,
-                                  fmt::join(k.stores, ","), fmt::join(k.temporaries, ","),
-                                  fmt::join(plan.temporaries_in, ","));
-    auto [it, fresh] = memo_.try_emplace(key);
-    if (!fresh) return it->second;
-    KernelPrice& price = it->second;
-    model::KernelProfile profile = model::profile_kernel(calc_, km, plan);
+    model::KernelProfile profile = model::profile_kernel(calc_, km, kp);
     BlockSearchOptions bo;
     bo.extent = kernel_extent(profile, options_.grid);
     bo.combination = options_.combination;
     bo.strategies = options_.strategies;
     bo.keep = std::max(1, options_.runners_up);
     bo.method = AssignmentMethod::Efficiency;
-    if (options_.method == Method::Exhaustive) {
-      bo.prune = false;
-      if (exhaustive_size(profile, options_.strategies) <= options_.max_exhaustive_assignments)
-        bo.method = AssignmentMethod::Exhaustive;
+    switch (level) {
+    case Level::Screen:
+      bo.only = screen.empty() ? coarse : screen;
+      bo.method = AssignmentMethod::Unbuffered;
+      bo.prune = false; // the bound costs a model call too
+      bo.keep = 1;
+      break;
+    case Level::Coarse:
+      bo.only = coarse;
+      bo.keep = 1; // the best decides; keeping one lets the lower bound prune
+      break;
+    case Level::Full:
+      if (options_.method == Method::Exhaustive) {
+        bo.prune = false;
+        if (exhaustive_size(profile, options_.strategies) <= options_.max_exhaustive_assignments)
+          bo.method = AssignmentMethod::Exhaustive;
+      }
+      break;
     }
-    if (!full) bo.only = coarse;
     BlockSearchResult r = search_blocks(profile, device_, bo);
     ++stats.kernels_priced;
     stats.model_calls += r.model_calls;
@@ -130,7 +251,7 @@ public:
   // grid function before the kernel that writes it, and removes temporaries no later kernel
   // loads and kernels that then do nothing. False when no order exists or a kernel breaks a
   // rule of its own (plan_kernel).
-  bool normalise(int stage, Partition& p) const {
+  bool normalise(int stage, Partition& p) {
     for (int round = 0; round < 64; ++round) {
       p.erase(std::remove_if(p.begin(), p.end(),
                              [](const PartKernel& k) {
@@ -149,22 +270,18 @@ public:
         std::set<NodeId> available;
         for (const auto& [t, j] : producer)
           if (j != i) available.insert(t);
-        calc::KernelMapping km;
-        km.stage = stage;
-        km.stores = p[i].stores;
-        km.temporaries = p[i].temporaries;
-        calc::KernelPlan plan;
+        const calc::KernelPlan* kp;
         try {
-          plan = calc::plan_kernel(calc_, km, available);
+          kp = &plan(stage, p[i], available);
         } catch (const calc::MappingError&) {
           return false;
         }
-        for (NodeId t : plan.temporaries_in) {
+        for (NodeId t : kp->temporaries_in) {
           after[producer.at(t)].insert(i);
           loaded.insert(t);
         }
-        for (const calc::InputStencil& in : plan.inputs) reads[i].insert(in.grid_function);
-        for (int g : plan.outputs) writes[i].insert(g);
+        for (const calc::InputStencil& in : kp->inputs) reads[i].insert(in.grid_function);
+        for (int g : kp->outputs) writes[i].insert(g);
       }
       // Dead temporaries: drop and start over (what the others load may change).
       bool dropped = false;
@@ -202,15 +319,16 @@ public:
     return false;
   }
 
-  // The predicted seconds of a normalised stage partition (kInf when a kernel fits nowhere).
-  double price_stage(int stage, const Partition& p) {
-    ++stats.partitions;
+  // The predicted seconds of a normalised stage partition at `level` (kInf when a kernel fits
+  // nowhere).
+  double price_stage(int stage, const Partition& p, Level level = Level::Coarse) {
+    if (level != Level::Screen) ++stats.partitions;
     double total = 0;
     std::set<NodeId> available;
     for (const PartKernel& k : p) {
       const KernelPrice* price;
       try {
-        price = &price_kernel(stage, k, available, false);
+        price = &price_kernel(stage, k, available, level);
       } catch (const calc::MappingError&) {
         return kInf;
       }
@@ -261,67 +379,139 @@ public:
     return out;
   }
 
-  // Chemora's move proposals from `start`, steepest descent: every proposal is priced, the one
-  // that lowers the total most is accepted, until none does.
+  // The screen price of kernel `k` of a partition whose kernels store `stored` temporaries
+  // (those of the others are available to it); 0 for an empty kernel, kInf for one that has
+  // no plan or fits nowhere.
+  double screen_price(int stage, const PartKernel& k, const std::set<NodeId>& stored) {
+    if (k.stores.empty() && k.temporaries.empty()) return 0;
+    std::set<NodeId> available = stored;
+    for (NodeId t : k.temporaries) available.erase(t);
+    try {
+      const KernelPrice& p = price_kernel(stage, k, available, Level::Screen);
+      return p.valid ? p.candidates.front().seconds : kInf;
+    } catch (const calc::MappingError&) {
+      return kInf;
+    }
+  }
+
+  // One move proposal: `start` with some kernels replaced (an empty one is dropped) and one
+  // inserted; or, when temporaries move, a whole partition (already normalised).
+  struct Proposal {
+    std::vector<std::pair<std::size_t, PartKernel>> replace;
+    std::optional<std::pair<std::size_t, PartKernel>> insert; // before this index of start
+    Partition whole;
+  };
+
+  static Partition materialise(const Partition& start, const Proposal& p) {
+    if (!p.whole.empty()) return p.whole;
+    Partition q = start;
+    for (const auto& [i, k] : p.replace) q[i] = k;
+    if (p.insert) q.insert(q.begin() + long(p.insert->first), p.insert->second);
+    return q; // normalise drops the empty kernels
+  }
+
+  // Chemora's move proposals from `start`, steepest descent as far as the budget allows: every
+  // proposal of a step is screened (Level::Screen), the move_candidates best-screened are
+  // priced coarse, and the one that lowers the total most is accepted, until none does.
+  // Pricing every proposal coarse cost BSSN's RHS 2 s for one step from 25 one-store
+  // kernels (about 1100 proposals, 500 new kernels, each Algorithm 1 at 11 configurations).
+  // A proposal that moves or merges stores changes one or two kernels and no temporary, so
+  // its screen is the start's less the kernels it replaces plus the ones it makes, and it
+  // is built and normalised (ordered, checked) only if it ranks among the best.
   std::pair<Partition, double> improve(int stage, Partition start,
                                        const std::vector<NodeId>& temporaries) {
     if (!normalise(stage, start)) return {start, kInf};
     double now = price_stage(stage, start);
-    for (int step = 0; step < options_.max_moves && !out_of_time(); ++step) {
-      std::vector<Partition> proposals;
+    for (int step = 0; step < options_.max_moves && !stop(); ++step) {
+      std::vector<Proposal> proposals;
       const std::size_t n = start.size();
+      std::set<NodeId> stored;
+      for (const PartKernel& k : start) stored.insert(k.temporaries.begin(), k.temporaries.end());
+      std::vector<double> base(n); // each kernel's screen in `start`
+      double base_total = 0;
+      for (std::size_t a = 0; a < n && !stop(); ++a)
+        base_total += base[a] = screen_price(stage, start[a], stored);
       for (std::size_t a = 0; a < n; ++a)
         for (std::size_t s = 0; s < start[a].stores.size(); ++s) {
           const int store = start[a].stores[s];
+          PartKernel without = start[a];
+          without.stores.erase(without.stores.begin() + long(s));
           for (std::size_t b = 0; b <= n; ++b) { // b == n: a kernel of its own
             if (b == a || (b == n && start[a].stores.size() == 1 && start[a].temporaries.empty()))
               continue;
-            Partition q = start;
-            q[a].stores.erase(q[a].stores.begin() + long(s));
+            Proposal q;
+            q.replace.push_back({a, without});
             if (b == n) {
-              q.insert(q.begin() + long(a) + 1, PartKernel{{store}, {}});
+              q.insert = {{a + 1, PartKernel{{store}, {}}}};
             } else {
-              q[b].stores.push_back(store);
-              std::sort(q[b].stores.begin(), q[b].stores.end());
+              PartKernel with = start[b];
+              with.stores.insert(std::upper_bound(with.stores.begin(), with.stores.end(), store),
+                                 store);
+              q.replace.push_back({b, std::move(with)});
             }
             proposals.push_back(std::move(q));
           }
         }
       for (std::size_t a = 0; a < n; ++a)
         for (std::size_t b = a + 1; b < n; ++b) { // merge b into a
-          Partition q = start;
-          for (int s : q[b].stores) q[a].stores.push_back(s);
-          for (NodeId t : q[b].temporaries) q[a].temporaries.push_back(t);
-          std::sort(q[a].stores.begin(), q[a].stores.end());
-          std::sort(q[a].temporaries.begin(), q[a].temporaries.end());
-          q.erase(q.begin() + long(b));
+          PartKernel merged = start[a];
+          for (int s : start[b].stores) merged.stores.push_back(s);
+          for (NodeId t : start[b].temporaries) merged.temporaries.push_back(t);
+          std::sort(merged.stores.begin(), merged.stores.end());
+          std::sort(merged.temporaries.begin(), merged.temporaries.end());
+          Proposal q;
+          q.replace.push_back({a, std::move(merged)});
+          q.replace.push_back({b, PartKernel{}});
           proposals.push_back(std::move(q));
         }
-      std::set<NodeId> stored;
-      for (const PartKernel& k : start) stored.insert(k.temporaries.begin(), k.temporaries.end());
       for (NodeId t : temporaries) {
         if (stored.count(t)) { // copy: every kernel that needs it recomputes it
           Partition q = start;
           for (PartKernel& k : q) std::erase(k.temporaries, t);
-          proposals.push_back(std::move(q));
+          proposals.push_back({{}, {}, std::move(q)});
           continue;
         }
         // move: a kernel of its own before the others stores it; or each existing kernel does
         Partition q = start;
         q.insert(q.begin(), PartKernel{{}, {t}});
-        proposals.push_back(std::move(q));
+        proposals.push_back({{}, {}, std::move(q)});
         for (std::size_t a = 0; a < n; ++a) {
           Partition r = start;
           r[a].temporaries.push_back(t);
           std::sort(r[a].temporaries.begin(), r[a].temporaries.end());
-          proposals.push_back(std::move(r));
+          proposals.push_back({{}, {}, std::move(r)});
         }
       }
+      // The screen: one model call per configuration of each new kernel.
+      std::vector<std::pair<double, std::size_t>> ranked;
+      for (std::size_t i = 0; i < proposals.size() && !stop(); ++i) {
+        Proposal& q = proposals[i];
+        double t = 0;
+        if (q.whole.empty()) {
+          t = base_total;
+          for (const auto& [a, k] : q.replace) t += screen_price(stage, k, stored) - base[a];
+          if (q.insert) t += screen_price(stage, q.insert->second, stored);
+        } else {
+          if (!normalise(stage, q.whole)) continue; // correctness cannot be restored
+          std::set<NodeId> its;
+          for (const PartKernel& k : q.whole)
+            its.insert(k.temporaries.begin(), k.temporaries.end());
+          for (const PartKernel& k : q.whole) t += screen_price(stage, k, its);
+        }
+        if (std::isfinite(t)) ranked.push_back({t, i});
+      }
+      if (stop()) break; // a step half screened is no step
+      std::stable_sort(ranked.begin(), ranked.end(),
+                       [](const auto& x, const auto& y) { return x.first < y.first; });
+      // The best-screened proposals that hold (normalise), priced coarse.
       double best = now;
       Partition chosen;
-      for (Partition& q : proposals) {
-        if (out_of_time()) break;
+      int priced = 0;
+      for (const auto& [screened, i] : ranked) {
+        if (priced >= std::max(1, options_.move_candidates) || stop()) break;
+        Partition q = materialise(start, proposals[i]);
         if (!normalise(stage, q)) continue; // correctness cannot be restored
+        ++priced;
         const double t = price_stage(stage, q);
         if (t < best * (1 - 1e-9)) {
           best = t;
@@ -339,7 +529,7 @@ public:
   // Fousek's covers of one stage: the epsilon best partitions by ILP.
   std::vector<std::pair<Partition, double>> covers(int stage,
                                                    const std::vector<NodeId>& temporaries) {
-    if (out_of_time()) return {};
+    if (stop()) return {};
     const auto& stores = calc_.stages[std::size_t(stage)].stores;
     const int ns = int(stores.size()), nt = int(temporaries.size()), n = ns + nt;
     // Vertex v < ns: store v; else temporary temporaries[v - ns]. What each vertex's value
@@ -386,7 +576,13 @@ public:
     CoverProblem problem;
     problem.vertices = n;
     std::vector<PartKernel> kernels;
+    // Priced coarse in fusible_sets' order (by size) while the budget lasts: the ILP gets
+    // every singleton (it needs them) and as many fusions as were priced.
     for (const std::vector<int>& set : connected.sets) {
+      if (stop()) {
+        if (set.size() == 1) return {}; // not even the singletons
+        break;
+      }
       PartKernel k;
       std::set<int> in(set.begin(), set.end());
       for (int v : set) {
@@ -399,13 +595,12 @@ public:
           if (u == v && !in.count(w)) needed_outside = true;
         if (needed_outside) k.temporaries.push_back(temporaries[std::size_t(v - ns)]);
       }
-      if (out_of_time()) return {};
       std::set<NodeId> available;
       for (int v = ns; v < n; ++v)
         if (!in.count(v)) available.insert(temporaries[std::size_t(v - ns)]);
       double cost = kInf;
       try {
-        const KernelPrice& price = price_kernel(stage, k, available, false);
+        const KernelPrice& price = price_kernel(stage, k, available, Level::Coarse);
         if (price.valid) cost = price.candidates.front().seconds;
       } catch (const calc::MappingError&) {
       }
@@ -419,9 +614,16 @@ public:
       kernels.push_back(std::move(k));
     }
     problem.check = precedence_check(order, problem.groups);
+    // The ILP's work is bounded by nodes (deterministic); its time by what is left of the
+    // safety net. BSSN's initial data (25 pointwise stores, 400 groups of nearly equal cost)
+    // ran glp_intopt for minutes before the limits.
+    problem.node_limit = options_.cover_nodes;
+    problem.time_limit = std::max(seconds_left(), 1e-3);
     CoverStats cs;
     const std::vector<Cover> found = best_covers(problem, options_.cover_epsilon, &cs);
     stats.ilp_solves += cs.ilp_solves;
+    stats.ilp_stopped += cs.stopped;
+    if (cs.out_of_time) stats.out_of_time = true;
     std::vector<std::pair<Partition, double>> out;
     for (const Cover& c : found) {
       Partition p;
@@ -487,7 +689,15 @@ public:
   const model::Device& device_;
   const MapperOptions& options_;
   std::chrono::steady_clock::time_point start_;
-  std::map<std::string, KernelPrice> memo_;
+  long budget_end_ = -1; // work() at which the running strategy stops; -1: none
+  // Keys: stage, stores, temporaries, and the temporaries of other kernels (plans_) or the
+  // pricing level first and those the kernel loads last (memo_).
+  std::map<std::tuple<int, std::vector<int>, std::vector<NodeId>, std::vector<NodeId>>, PlanEntry>
+      plans_;
+  std::map<NodeId, std::pair<std::set<NodeId>, std::vector<NodeId>>> reach_;
+  std::map<std::tuple<int, int, std::vector<int>, std::vector<NodeId>, std::vector<NodeId>>,
+           KernelPrice>
+      memo_;
 };
 
 // The trace of every kernel's chosen assignment, recomputed (only when asked for).
@@ -537,41 +747,80 @@ MapResult map_calculation(const calc::Calculation& calc, const model::Device& de
     // Per stage: the candidates from every strategy, best first.
     std::vector<std::vector<std::pair<Partition, std::string>>> per_stage;
     std::vector<Partition> best_stages;
+    // The partition search's budget (Method::Model): the stages share it, each getting an
+    // equal part of what the earlier ones left.
+    const bool budgeted = options.method == Method::Model;
+    long budget_left = options.partition_budget;
     for (std::size_t s = 0; s < calc.stages.size(); ++s) {
       const int stage = int(s);
       const int stores = int(calc.stages[s].stores.size());
       std::vector<std::tuple<double, Partition, std::string>> found;
       Partition one{PartKernel{}};
       for (int st = 0; st < stores; ++st) one[0].stores.push_back(st);
+      Partition each;
+      for (int st = 0; st < stores; ++st) each.push_back(PartKernel{{st}, {}});
       {
-        // The one-kernel mapping over every configuration; its best blocks price partitions.
-        std::set<NodeId> none;
-        const KernelPrice& p = search.price_kernel(stage, one[0], none, true);
-        for (const KernelCandidate& c : p.candidates)
-          if (std::find(search.coarse.begin(), search.coarse.end(), c.block) == search.coarse.end())
-            search.coarse.push_back(c.block);
-        for (const calc::BlockConfig b : {calc::BlockConfig{2, 32, 8, 8}, calc::BlockConfig{2, 64, 4, 8},
-                                          calc::BlockConfig{2, 128, 2, 8}, calc::BlockConfig{2, 32, 4, 16},
-                                          calc::BlockConfig{2, 64, 2, 32}, calc::BlockConfig{1, 32, 8, 8}})
-          if (std::find(search.coarse.begin(), search.coarse.end(), b) == search.coarse.end())
+        // The configurations partitions are priced at: the best few of the one-kernel search
+        // (over every configuration) and of the largest one-store kernel's, the two ends of
+        // what a partition's kernels look like.
+        search.coarse.clear();
+        search.screen.clear();
+        auto take = [&](const std::vector<KernelCandidate>& best, std::size_t count) {
+          for (std::size_t i = 0; i < best.size() && i < count; ++i) {
+            const calc::BlockConfig& b = best[i].block;
+            if (std::find(search.coarse.begin(), search.coarse.end(), b) != search.coarse.end())
+              continue;
+            if (i == 0) search.screen.push_back(b);
             search.coarse.push_back(b);
+          }
+        };
+        std::set<NodeId> none;
+        take(search.price_kernel(stage, one[0], none, Level::Full).candidates,
+             kCoarseFromOneKernel);
+        if (options.partition && stores > 1) {
+          std::size_t largest = 0, size = 0;
+          for (std::size_t st = 0; st < each.size(); ++st) {
+            try {
+              const std::size_t nodes = search.plan(stage, each[st], none).nodes.size();
+              if (nodes > size) largest = st, size = nodes;
+            } catch (const calc::MappingError&) {
+            }
+          }
+          try {
+            take(search.price_kernel(stage, each[largest], none, Level::Full).candidates,
+                 kCoarseFromOneStore);
+          } catch (const calc::MappingError&) {
+          }
+        }
       }
       if (!options.partition) {
         found.push_back({search.price_stage(stage, one), one, "one kernel"});
       } else {
         const std::vector<NodeId> temporaries = search.temporary_candidates(stage);
+        // The stage's part of the budget, dealt out to its strategies in turn.
+        const long stage_budget = budget_left / long(calc.stages.size() - s);
+        const long stage_start = search.work();
+        int strategies_left = stores > 1 ? 3 : 2;
+        auto begin_strategy = [&] {
+          if (!budgeted) return;
+          const long left = stage_budget - (search.work() - stage_start);
+          search.set_budget(std::max(0L, left) / strategies_left--);
+        };
+        begin_strategy();
         auto [a, ta] = search.improve(stage, one, temporaries);
         found.push_back({ta, a, a == one ? "one kernel" : "moves from one kernel"});
-        Partition each;
-        for (int st = 0; st < stores; ++st) each.push_back(PartKernel{{st}, {}});
         if (stores > 1) {
+          begin_strategy();
           auto [b, tb] = search.improve(stage, each, temporaries);
           found.push_back({tb, b, b == each ? "one kernel per store"
                                             : "moves from one kernel per store"});
         }
+        begin_strategy();
         int c = 0;
         for (auto& [p, t] : search.covers(stage, temporaries))
           found.push_back({t, std::move(p), fmt::format("ILP cover {}", ++c)});
+        search.clear_budget();
+        budget_left -= search.work() - stage_start;
       }
       std::stable_sort(found.begin(), found.end(),
                        [](const auto& x, const auto& y) { return std::get<0>(x) < std::get<0>(y); });
@@ -597,11 +846,12 @@ MapResult map_calculation(const calc::Calculation& calc, const model::Device& de
     for (const auto& stage : per_stage) origin += (origin.empty() ? "" : "; ") + stage.front().second;
     result.best = search.assemble(best_stages, origin);
 
-    // Runners-up: other partitions of a stage, then other block/assignment candidates of a
-    // kernel, each a whole mapping; distinct, fastest first.
+    // Runners-up: other partitions of a stage (the best few by coarse price: every kernel of
+    // these is searched over every configuration), then other block/assignment candidates of
+    // a kernel, each a whole mapping; distinct, fastest first.
     std::vector<PricedMapping> others;
     for (std::size_t s = 0; s < per_stage.size(); ++s)
-      for (std::size_t i = 1; i < per_stage[s].size(); ++i) {
+      for (std::size_t i = 1; i < per_stage[s].size() && i < kFullyPricedPartitions; ++i) {
         std::vector<Partition> stages = best_stages;
         stages[s] = per_stage[s][i].first;
         others.push_back(search.assemble(stages, per_stage[s][i].second));

@@ -19,7 +19,20 @@
 //       by shared inputs or data, convex) priced with the model, and the epsilon best
 //       partitions by 0/1 set-partitioning ILP (cover.hpp, GLPK).
 // Distinct kernels are priced once (memoised by stage, stores, temporaries and what they
-// load).
+// load), at three levels of effort:
+//   screen  every input unbuffered at one or two block configurations (a model call each):
+//           ranks the move proposals of a step, hundreds of new kernels when BSSN's 25
+//           stores start in kernels of their own;
+//   coarse  Algorithm 1 at a few block configurations (the best of the one-kernel search and
+//           of the largest one-store kernel's), only the best kept (so the lower bound
+//           prunes): prices the best-screened proposals, the cover groups and every partition
+//           compared;
+//   full    every block configuration, runners-up kept: the kernels of the mappings returned.
+// The partition search is bounded by work, not time, so that its result does not depend on
+// the machine: MapperOptions::partition_budget (model calls and planning), dealt out to the
+// stages and within a stage to the three strategies in turn (each gets an equal share of what
+// is left, so what one leaves goes to the next), and cover_nodes branch-and-bound nodes per
+// ILP solve. partition_seconds of wall clock is only a safety net (a slow or loaded machine).
 #pragma once
 
 #include "calc/calculation.hpp"
@@ -56,11 +69,24 @@ struct MapperOptions {
   int max_group_size = 4;             // covers: largest candidate group
   std::size_t max_groups = 400;       // covers: candidate groups per stage
   int cover_epsilon = 8;              // covers: how many covers to produce
+  long cover_nodes = 50;              // covers: branch-and-bound nodes per ILP solve
+  int move_candidates = 6;            // moves: best-screened proposals priced coarse per step
   double max_exhaustive_assignments = 1e5; // Exhaustive: above this, Algorithm 1 is used
   bool trace = false;                 // keep the assignment trace of every chosen kernel
-  // The partition search stops proposing (keeping the best found) once the whole search has
-  // taken this long: a simulation start must not wait minutes (BSSN's RHS has 25 stores).
-  double partition_seconds = 2.0;
+  // The partition search's budget in work units: a model call is one, and planning a kernel
+  // one per kKernelNodesPerUnit DAG nodes it evaluates (both take about 1.3 us on the
+  // reference machine; planning is most of the time when BSSN's 25 stores start in kernels
+  // of their own). The one-kernel search before it and the full search of the kernels
+  // chosen after it are not counted. A simulation start must not wait minutes: this is under
+  // a second (BSSN's right-hand side uses 400,000-600,000 units in 0.4-0.7 s, Release, on a
+  // 2-core VM). Method::Model only: Exhaustive has no budget but partition_seconds.
+  long partition_budget = 600000;
+  // A safety net in wall-clock seconds for the whole search: the partition search stops
+  // proposing (keeping the best found) and GLPK is stopped once it has taken this long.
+  // Counted work (above) is what normally ends it, in about a second for BSSN's right-hand
+  // side (Release, 2026); time depends on the machine and its load, so the net is ten times
+  // that, and a Debug build or a busy machine still gets the same mapping.
+  double partition_seconds = 10.0;
   // The strategies the search may assign (all; a set for experiments and tests).
   StrategySet strategies = kAllStrategies;
 };
@@ -80,8 +106,12 @@ struct PricedMapping {
   std::string origin;                // how the search found it ("moves from one kernel", ...)
 };
 
+// Planning a kernel of this many DAG nodes is one unit of MapperOptions::partition_budget.
+inline constexpr long kKernelNodesPerUnit = 8;
+
 struct SearchStatistics {
   long model_calls = 0;       // model::predict and model::lower_bound evaluations
+  long nodes_planned = 0;     // DAG nodes of the kernels planned (calc::plan_kernel)
   long kernels_priced = 0;    // distinct kernels whose block configuration was searched
   long configurations = 0;    // block configurations whose assignment was run
   long pruned = 0;            // block configurations skipped by the lower bound
@@ -89,6 +119,8 @@ struct SearchStatistics {
   long moves_accepted = 0;
   long cover_groups = 0;      // candidate groups priced for the covers
   int ilp_solves = 0;
+  int ilp_stopped = 0;        // ILP solves stopped by MapperOptions::cover_nodes (or time)
+  bool out_of_budget = false; // a strategy used its share of MapperOptions::partition_budget
   bool out_of_time = false;   // the partition search hit MapperOptions::partition_seconds
   double seconds = 0;         // wall time of the whole search
 };

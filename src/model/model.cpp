@@ -42,6 +42,19 @@ StencilShape stencil_shape(const std::vector<calc::Offset>& offsets, int iterati
   return s;
 }
 
+double estimated_registers(const KernelProfile& kernel) {
+  long loads = 0;
+  for (const KernelProfile::Input& in : kernel.inputs) loads += long(in.offsets.size());
+  return kRegisterBase + kRegistersPerFlop * double(kernel.flops.total()) -
+         kRegistersPerLoad * double(loads);
+}
+
+int intermediate_registers(const KernelProfile& kernel) {
+  // predict counts one element per unbuffered input itself (Table IVd): the rest is n_reg^inter.
+  const long r = std::lround(estimated_registers(kernel) / 2) - long(kernel.inputs.size());
+  return int(std::max(0L, r));
+}
+
 KernelProfile profile_kernel(const calc::Calculation& calc, const calc::KernelMapping& km,
                              const calc::KernelPlan& plan) {
   KernelProfile p;
@@ -60,16 +73,13 @@ KernelProfile profile_kernel(const calc::Calculation& calc, const calc::KernelMa
   for (calc::NodeId t : plan.temporaries_in) // read at the point only, unbuffered
     p.inputs.push_back({-1, fmt::format("tmp{}", t), {calc::Offset{0, 0, 0}},
                         Buffering::Unbuffered, false});
+  for (KernelProfile::Input& input : p.inputs) {
+    for (int e : {1, 2}) input.shapes[std::size_t(e)] = stencil_shape(input.offsets, e);
+    input.shaped = true;
+  }
   p.stores = int(plan.outputs.size() + km.temporaries.size());
   p.flops = calc::count_flops(calc.dag, plan.nodes);
-  // n_reg^inter: a rough estimate (values live at once grow with the arithmetic, slowly);
-  // ptxas's count replaces it whenever the kernel has been compiled.
-  long arithmetic = 0;
-  for (calc::NodeId id : plan.nodes) {
-    const calc::Node& n = calc.dag.node(id);
-    if (!n.uniform && n.op != calc::Op::Load) ++arithmetic;
-  }
-  p.intermediate_registers = 4 + int(std::min<long>(arithmetic, 96) / 2);
+  p.intermediate_registers = intermediate_registers(p);
   const calc::Stage& stage = calc.stages[std::size_t(km.stage)];
   p.extent_lo = stage.extent_lo;
   p.extent_hi = stage.extent_hi;
@@ -148,9 +158,14 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
     StencilShape s;
     Buffering b;
   };
-  std::vector<In> U, R, B, P, C;
+  // Scratch reused between calls: the mapper calls predict ~10^5 times per calculation.
+  static thread_local std::vector<In> U, R, B, P, C;
+  for (auto* set : {&U, &R, &B, &P, &C}) set->clear();
+  const std::size_t e = std::size_t(blk.iteration_axis);
   for (const KernelProfile::Input& input : kernel.inputs) {
-    In in{stencil_shape(input.offsets, blk.iteration_axis), input.strategy};
+    const bool cached = input.shaped && (e == 1 || e == 2);
+    In in{cached ? input.shapes[e] : stencil_shape(input.offsets, blk.iteration_axis),
+          input.strategy};
     switch (input.strategy) {
     case Buffering::Unbuffered: (d.global_loads_cached_in_l1 != 0 ? C : U).push_back(in); break;
     case Buffering::Register: R.push_back(in); break;
@@ -184,10 +199,21 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
     code_smem += (in.s.s_x + tx) * (in.s.s_f + tf);
   }
   p.registers_from_ptxas = compiled.registers > 0;
-  p.registers_per_thread = p.registers_from_ptxas ? compiled.registers
-                                                  : int(std::ceil(2 * reg_elements));
-  if (p.registers_from_ptxas) p.M_reg = double(compiled.registers) * threads / 2;
-  p.spill_bytes = compiled.spill_bytes;
+  if (p.registers_from_ptxas) {
+    p.registers_per_thread = compiled.registers;
+    p.M_reg = double(compiled.registers) * threads / 2;
+    p.spill_bytes = compiled.spill_bytes;
+  } else {
+    // Beyond the paper: a thread has at most max_registers_per_thread (255); what the
+    // estimate needs beyond that spills, kSpillBytesPerRegister of spill stores and loads per
+    // register missing (fitted with the estimate: model.hpp). The spills are L2 traffic below,
+    // as ptxas's are once the kernel has been compiled.
+    const double cap = d.max_registers_per_thread > 0 ? d.max_registers_per_thread : 255;
+    const double needed = std::ceil(2 * reg_elements);
+    p.registers_per_thread = int(std::min(needed, cap));
+    p.M_reg = plane * std::min(reg_elements, cap / 2);
+    p.spill_bytes = needed > cap ? int(kSpillBytesPerRegister * (needed - cap)) : 0;
+  }
   const double smem_bytes = compiled.shared_bytes >= 0 ? compiled.shared_bytes : 8 * code_smem;
   p.shared_bytes = smem_bytes;
 
@@ -256,9 +282,9 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
   for (const In& in : C) c_misses += (in.s.r_e + in.s.r_o) * (1 - sqrt_supply(p.R_SND_RO)) * plane;
   p.D_L2_c = C.empty() ? 0 : (p.M_roc + c_misses) / plane;
   p.D_L2_store = alpha * kernel.stores;
-  // Spilled values go to local memory through L1 and L2 (ptxas's bytes per thread; a thread
-  // computes one point per iteration).
-  const double spill = compiled.spill_bytes / 8.0;
+  // Spilled values go to local memory through L1 and L2 (ptxas's bytes per thread, or the
+  // estimate's; a thread computes one point per iteration).
+  const double spill = p.spill_bytes / 8.0;
   p.D_L2_total = p.D_L2_u + p.D_L2_r + p.D_L2_b + p.D_L2_p + p.D_L2_c + p.D_L2_store + spill;
 
   // --- Table IVb: DRAM traffic [elements per grid point] ----------------------------------

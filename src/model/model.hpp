@@ -40,15 +40,50 @@ struct KernelProfile {
     std::vector<calc::Offset> offsets;
     calc::Buffering strategy = calc::Buffering::Unbuffered;
     bool written = false; // the kernel also stores it: the read-only path (c) does not apply
+    // stencil_shape(offsets, e) for e = 1, 2 (y, z), which predict needs at every call (BSSN's
+    // inputs have up to ~60 offsets each: computing them was 30% of the mapper's time);
+    // profile_kernel fills them. Whoever builds or changes `offsets` otherwise leaves
+    // `shaped` false (the default), and predict computes them.
+    std::array<StencilShape, 3> shapes{};
+    bool shaped = false;
   };
   std::string description; // the kernel's mapping in short form
   calc::BlockConfig block;
   std::vector<Input> inputs;  // grid functions then temporaries read
   int stores = 0;             // n_gf^st: grid functions and temporaries written
   calc::FlopCounts flops;     // n_fp by class
-  int intermediate_registers = 0; // n_reg^inter (elements), an estimate from the DAG
+  int intermediate_registers = 0; // n_reg^inter (elements), estimated from the DAG (below)
   std::array<int, 3> extent_lo{0, 0, 0}, extent_hi{0, 0, 0}; // its stage's extents
 };
+
+// n_reg^inter from the DAG, before ptxas has seen the kernel (whose count then replaces it:
+// CompiledResources). ptxas's registers per thread for the kernel with every input unbuffered,
+// fitted by least squares to the 164 of 235 generated kernels that neither spilled nor took
+// the whole register file (BSSN's right-hand side split into 1 to 25 stores per kernel at
+// finite-difference orders 2, 4 and 8, with and without upwinded advection, its constraints
+// and initial data, the wave, Maxwell, advection and micro-benchmark examples; NVRTC 13.0,
+// sm_90, compiled as the runtime does; bench/results/2026-11-22-register-estimate.md):
+//   R = 40 + 0.23 flops - 0.32 loads
+// (loads: the stencil offsets read, one load each; a load an FMA consumes at once needs no
+// register of its own). On those 164 kernels the mean error is 17.6% (16 registers rms); on
+// all 235, capped at 255, 14.3%. The former estimate (4 + min(arithmetic nodes, 96) / 2
+// elements) was off by 38% and could not exceed 126 registers, so the model thought BSSN's
+// 2400-node right-hand side fitted easily and no fission could ever pay. ptxas is noisy near
+// the cap: kernels of 700-1000 flops got 128 to 255 registers, and 22 kernels estimated
+// below 255 took 250-255.
+// R may exceed the 255 a thread can have: predict caps it and estimates the spills.
+inline constexpr double kRegisterBase = 40, kRegistersPerFlop = 0.23, kRegistersPerLoad = 0.32;
+// Spill stores and loads [bytes per thread] per register the estimate needs beyond the
+// device's max_registers_per_thread (least squares in log space over the 44 kernels above the
+// cap that spill: 4.6; 4 puts the median of estimate / ptxas at 1.15). A rough figure: of the
+// 34 kernels that spill 500 bytes or more it is within 2.5x for 23; it underestimates the
+// largest (the whole BSSN right-hand side 3-4.5x) and eighth-order kernels (up to 6x: their
+// many loads lower R); 5 kernels above the cap spilled nothing where it expects 0.25-0.9 KB
+// (second-order stencils).
+inline constexpr double kSpillBytesPerRegister = 4;
+double estimated_registers(const KernelProfile& kernel); // R, uncapped
+// R / 2 elements less one per input (predict counts those), at least 0.
+int intermediate_registers(const KernelProfile& kernel);
 
 // The profile of one kernel from its plan (calc::plan_kernel or plan_kernels).
 KernelProfile profile_kernel(const calc::Calculation& calc, const calc::KernelMapping& kernel,
@@ -112,7 +147,7 @@ struct Prediction {
                            // ptxas's figure; it decides fit and occupancy
   int registers_per_thread = 0;
   bool registers_from_ptxas = false;
-  int spill_bytes = 0;
+  int spill_bytes = 0;         // ptxas's, or the estimate's beyond the register cap
   int blocks_per_sm = 0;
   double occupancy = 0;        // resident warps / the SM's maximum
   std::string occupancy_limit; // "registers", "shared memory", "threads", "blocks"

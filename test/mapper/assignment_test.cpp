@@ -27,6 +27,11 @@ const calc::BlockConfig kBlocks[] = {{2, 32, 8, 8}, {2, 64, 4, 16}, {1, 32, 4, 4
 // Algorithm 1 never backtracks, and on the K20xm description a few kernels lose up to 17%
 // (an early b or p that later c moves would have beaten; docs/mapper.md); the bound below
 // guards that figure against regressions, and the H100 cases are held to 5%.
+// n_reg^inter is the estimate the figure was set with (4 + half the non-uniform arithmetic
+// nodes, at most 52 elements), so that it measures the algorithm and a refit of the model's
+// register estimate does not move it: with the fit of 2026-11-22 (model::estimated_registers)
+// these small kernels get fewer registers, more buffering fits, and Algorithm 1 reaches the
+// optimum in 88.1% of the cases (worst 1.14x on the K20xm, 1.02x on the H100).
 TEST(Assignment, EfficiencyReachesTheExhaustiveOptimum) {
   std::mt19937 rng(20261121);
   int cases = 0, optimal = 0;
@@ -36,9 +41,15 @@ TEST(Assignment, EfficiencyReachesTheExhaustiveOptimum) {
     const int n = 1 + trial % 8;
     const calc::Program program = test::lower_text(test::random_edl(rng, n));
     const calc::Calculation& calc = program.calculations.at(0);
+    long arithmetic = 0;
+    const std::vector<calc::KernelPlan> plans =
+        calc::plan_kernels(calc, calc::default_mapping(calc));
+    for (calc::NodeId id : plans.at(0).nodes)
+      if (!calc.dag.node(id).uniform && calc.dag.node(id).op != calc::Op::Load) ++arithmetic;
     for (const char* dev : {"k20xm", "h100"})
       for (const calc::BlockConfig& block : kBlocks) {
-        const model::KernelProfile k = test::single_kernel(calc, block);
+        model::KernelProfile k = test::single_kernel(calc, block);
+        k.intermediate_registers = 4 + int(std::min<long>(arithmetic, 96) / 2);
         const model::Device& d = device(dev);
         const PricingContext ctx = context_for(k, d);
         const Assignment best = assign_buffering(k, ctx, AssignmentMethod::Exhaustive);

@@ -65,3 +65,55 @@ TEST(Mapper, RandomCalculationsWithSeveralOutputs) {
     }
   }
 }
+
+namespace {
+
+// Ten inputs summed into six outputs: enough stores for every partition strategy to have work.
+const calc::Calculation& six_outputs() {
+  static const calc::Program program = [] {
+    std::mt19937 rng(11);
+    return test::lower_text(test::random_edl(rng, 10, 6));
+  }();
+  return program.calculations.at(0);
+}
+
+} // namespace
+
+// The partition search is bounded by counted work (MapperOptions::partition_budget), so the
+// same options give the same mapping on any machine, and every strategy gets its share: the
+// covers run even when the moves could use the whole budget.
+TEST(Mapper, BudgetIsCountedWorkSharedByTheStrategies) {
+  const calc::Calculation& c = six_outputs();
+  MapperOptions o;
+  o.grid = {64, 48, 40};
+  o.partition_budget = 3000;
+  const MapResult a = map_calculation(c, device("h100"), o);
+  const MapResult b = map_calculation(c, device("h100"), o);
+  check_result(c, device("h100"), a, o);
+  EXPECT_TRUE(a.stats.out_of_budget);
+  EXPECT_FALSE(a.stats.out_of_time);
+  EXPECT_GT(a.stats.cover_groups, 0);
+  EXPECT_EQ(a.best.mapping, b.best.mapping);
+  EXPECT_EQ(a.stats.model_calls, b.stats.model_calls);
+  EXPECT_EQ(a.stats.nodes_planned, b.stats.nodes_planned);
+  EXPECT_EQ(a.stats.partitions, b.stats.partitions);
+  // With the default budget the search ends on its own, and no worse.
+  const MapResult full = map_calculation(c, device("h100"), MapperOptions{.grid = o.grid});
+  check_result(c, device("h100"), full, o);
+  EXPECT_FALSE(full.stats.out_of_budget);
+  EXPECT_GT(full.stats.ilp_solves, 0);
+  EXPECT_LE(full.best.seconds, a.best.seconds * (1 + 1e-12));
+}
+
+// The wall-clock safety net: with no time at all the search still returns a valid mapping (the
+// one-kernel search runs before it) and says that it ran out of time.
+TEST(Mapper, SafetyNetReportsOutOfTime) {
+  const calc::Calculation& c = six_outputs();
+  MapperOptions o;
+  o.grid = {64, 48, 40};
+  o.partition_seconds = 0;
+  const MapResult r = map_calculation(c, device("h100"), o);
+  check_result(c, device("h100"), r, o);
+  EXPECT_TRUE(r.stats.out_of_time);
+  EXPECT_EQ(r.stats.ilp_solves, 0);
+}

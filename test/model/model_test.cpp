@@ -310,6 +310,48 @@ TEST(Model, RegistersFromPtxasReplaceTheEstimate) {
   EXPECT_FALSE(model::predict(k, h100()).registers_from_ptxas);
 }
 
+// Before ptxas has seen a kernel, its registers come from the DAG (model.hpp's fit):
+// R = 40 + 0.23 flops - 0.32 loads, less one element per input for n_reg^inter.
+TEST(Model, RegisterEstimateIsTheFit) {
+  calc::Mapping m = calc::default_mapping(microbench());
+  const model::KernelProfile k = model::profile_mapping(microbench(), m).at(0);
+  // 180 flops; ten A_n at 9 offsets and B at one: 91 loads.
+  ASSERT_EQ(k.flops.total(), 180);
+  ASSERT_EQ(k.inputs.size(), 11u);
+  EXPECT_DOUBLE_EQ(model::estimated_registers(k), 40 + 0.23 * 180 - 0.32 * 91);
+  EXPECT_EQ(k.intermediate_registers, 26 - 11); // round(52.28 / 2) less the inputs
+  const model::Prediction p = model::predict(k, h100());
+  EXPECT_EQ(p.registers_per_thread, 2 * 26); // all inputs unbuffered: R, rounded to elements
+  EXPECT_EQ(p.spill_bytes, 0);
+}
+
+// An estimate beyond the 255 registers a thread can have is capped, and what does not fit
+// spills: 4 bytes per register missing, as L2 traffic, like ptxas's spills once compiled.
+TEST(Model, EstimateBeyondTheRegisterFileSpills) {
+  model::KernelProfile k = microbench_kernel(Buffering::Unbuffered, "z 32x8x4");
+  k.intermediate_registers = 100; // 2 x (100 + 11) = 222 registers: fits
+  const model::Prediction fits = model::predict(k, h100());
+  EXPECT_EQ(fits.registers_per_thread, 222);
+  EXPECT_EQ(fits.spill_bytes, 0);
+  k.intermediate_registers = 200; // 2 x (200 + 11) = 422: 255 and 167 spilled
+  const model::Prediction spills = model::predict(k, h100());
+  ASSERT_TRUE(spills.valid) << spills.invalid_reason;
+  EXPECT_FALSE(spills.registers_from_ptxas);
+  EXPECT_EQ(spills.registers_per_thread, 255);
+  EXPECT_EQ(spills.spill_bytes, 4 * 167);
+  expect_near_rel(spills.M_reg, 256 * 127.5, "M_reg");
+  expect_near_rel(spills.D_L2_total - fits.D_L2_total, 4 * 167 / 8.0, "spilled elements");
+  EXPECT_GT(spills.T_L2, fits.T_L2);
+  // ptxas's report replaces both the count and the spills.
+  model::CompiledResources r;
+  r.registers = 255;
+  r.spill_bytes = 64;
+  const model::Prediction compiled = model::predict(k, h100(), r);
+  EXPECT_TRUE(compiled.registers_from_ptxas);
+  EXPECT_EQ(compiled.spill_bytes, 64);
+  expect_near_rel(compiled.D_L2_total - fits.D_L2_total, 8, "ptxas's spilled elements");
+}
+
 TEST(Model, CpuRooflineCountsCompulsoryTraffic) {
   model::Device host;
   host.kind = "cpu";
