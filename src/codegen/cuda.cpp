@@ -210,18 +210,23 @@ std::string KernelEmitter::emit(CudaKernel& k, const std::map<NodeId, int>& temp
   const bool barriers = !tiles.empty() || !planes.empty();
   const bool plane_barriers = !planes.empty();
 
-  // The body: loads and arithmetic in the plan's (topological) order, then stores, so a
-  // reader sees each load next to its first use. (ptxas schedules loads itself: the order
-  // changed no register count measured; what did is the index computed per point, below.)
+  // The body: loads and arithmetic depth first from each stored value in turn, each store right
+  // after its value, so that a value lives from its first use to its last rather than from
+  // the start of the body (the plan's id order computes every derivative first: BSSN's
+  // right-hand side then spilled 5.7 KB per thread). A kernel that reads a grid function it
+  // writes keeps its stores at the end, where no load can see them.
   std::ostringstream loads, body, stores;
   std::set<int> coordinate_axes;
   for (NodeId id : plan_.temporaries_in) {
     int slot = temporary_slot.at(id);
     loads << "    const double n" << id << " = t" << slot << "[idx];\n";
   }
-  for (NodeId id : plan_.nodes) {
+  const std::set<NodeId> evaluated(plan_.nodes.begin(), plan_.nodes.end());
+  bool reads_what_it_writes = false;
+  for (int g : written) reads_what_it_writes = reads_what_it_writes || stencil.count(g) > 0;
+  std::set<NodeId> emitted;
+  auto emit_node = [&](NodeId id) {
     const Node& n = dag_.node(id);
-    if (n.uniform) continue;
     if (n.op == Op::Load) {
       const int g = n.index;
       const Offset& o = n.offset;
@@ -263,13 +268,38 @@ std::string KernelEmitter::emit(CudaKernel& k, const std::map<NodeId, int>& temp
     } else {
       body << "    const double n" << id << " = " << varying_expr(id) << ";\n";
     }
-  }
+  };
+  // Post-order, iteratively (BSSN's expressions nest hundreds deep).
+  auto emit_tree = [&](NodeId root) {
+    std::vector<std::pair<NodeId, std::size_t>> stack{{root, 0}};
+    while (!stack.empty()) {
+      auto& [id, next] = stack.back();
+      const Node& n = dag_.node(id);
+      if (emitted.count(id) || !evaluated.count(id) || n.uniform) {
+        stack.pop_back();
+        continue;
+      }
+      if (next < n.kids.size()) {
+        const NodeId kid = n.kids[next++];
+        stack.push_back({kid, 0});
+        continue;
+      }
+      emitted.insert(id);
+      emit_node(id);
+      stack.pop_back();
+    }
+  };
+  std::ostringstream& store_to = reads_what_it_writes ? stores : body;
   for (int st : km_.stores) {
     const calc::Store& s = stage.stores[st];
-    stores << "    f" << s.grid_function << "[idx] = " << ref(s.value) << ";\n";
+    emit_tree(s.value);
+    store_to << "    f" << s.grid_function << "[idx] = " << ref(s.value) << ";\n";
   }
-  for (NodeId t : km_.temporaries)
-    stores << "    t" << temporary_slot.at(t) << "[idx] = " << ref(t) << ";\n";
+  for (NodeId t : km_.temporaries) {
+    emit_tree(t);
+    store_to << "    t" << temporary_slot.at(t) << "[idx] = " << ref(t) << ";\n";
+  }
+  for (NodeId id : plan_.nodes) emit_tree(id); // anything no store reaches (none expected)
 
   // Arguments.
   std::set<int> fields;
@@ -319,12 +349,12 @@ std::string KernelEmitter::emit(CudaKernel& k, const std::map<NodeId, int>& temp
   for (const auto& [g, offs] : stencil)
     o << "// " << calc_.grid_functions[g].name << ": " << describe(strategy(g)) << ", "
       << offs.size() << (offs.size() == 1 ? " offset" : " offsets") << "\n";
-  // Given only the block size, ptxas (CUDA 13.0, sm_90) trades registers for occupancy:
-  // wave_rhs gets 48 registers, but the BSSN right-hand side is squeezed into 32 registers and
-  // 14 KB of stack per thread (24 KB of spill stores). With a minimum of 1 block per SM it
-  // takes 255 registers and spills 5 KB, while small kernels then take 2-3x the registers
-  // they need. So the runtime compiles once as below, and again with `whole_register_file`
-  // for the kernels that spilled (runtime::cuda::compile_generated).
+  // Given only the block size, ptxas (CUDA 13.0, sm_90) trades registers for occupancy, and
+  // not always well: it once squeezed the BSSN right-hand side into 32 registers and 14 KB of
+  // stack per thread (24 KB of spill stores), where a minimum of 1 block per SM gave 255
+  // registers and 5.7 KB; yet small kernels given that minimum take 2-3x the registers they
+  // need. So the runtime compiles once as below, and again with `whole_register_file` for the
+  // kernels that spilled, keeping whichever spills less (runtime::cuda::compile_generated).
   o << "extern \"C\" __global__ void __launch_bounds__(" << tx * tf
     << (whole_register_file ? ", 1" : "") << ") " << k.name << "(\n";
   std::vector<std::string> args;

@@ -406,9 +406,8 @@ TEST(NvrtcCompile, GeneratedKernelsCompile) {
 }
 
 // The multi-pass compile: only kernels that spill are compiled again with the whole register
-// file, and keep it only where it spills less. For the BSSN right-hand side it does (ptxas
-// alone squeezed it into 32 registers and 24 KB of spill stores per thread).
-TEST(NvrtcCompile, SpillingKernelsGetTheWholeRegisterFile) {
+// file, and keep it only where it spills less. BSSN's kernels spill, so the passes run.
+TEST(NvrtcCompile, SpillingKernelsGetTheWholeRegisterFileWhereItHelps) {
   SAGUARO_REQUIRE_CUDA_BUILD();
   TempDir dir;
   ASSERT_FALSE(dir.path.empty());
@@ -424,20 +423,19 @@ TEST(NvrtcCompile, SpillingKernelsGetTheWholeRegisterFile) {
   const cuda::CompiledProgram both = cuda::compile_generated(bssn, {}, "sm_90", options);
   const codegen::CudaModule first = codegen::generate_cuda(bssn);
   const cuda::CompiledModule alone = cuda::compile(first.source, "sm_90", options);
-  bool rhs_seen = false;
+  int spilled = 0;
   for (const codegen::CudaKernel& k : both.generated.kernels) {
     const cuda::PtxasReport& before = alone.kernels.at(k.name);
     const cuda::PtxasReport& after = both.compiled.kernels.at(k.name);
-    // A kernel keeps the whole register file only where that spills less.
+    spilled += before.spill_stores > 0;
     if (k.whole_register_file) {
       EXPECT_LT(after.spill_stores, before.spill_stores) << k.name;
+      EXPECT_NE(both.generated.source.find(", 1) " + k.name + "("), std::string::npos);
     } else {
-      EXPECT_LE(after.spill_stores, before.spill_stores) << k.name;
+      EXPECT_EQ(after.spill_stores, before.spill_stores) << k.name;
     }
-    rhs_seen = rhs_seen || (k.name.find("bssn_rhs") != std::string::npos && k.whole_register_file);
   }
-  EXPECT_TRUE(rhs_seen);
-  EXPECT_NE(both.generated.source.find(", 1) saguaro_1_bssn_rhs_k0("), std::string::npos);
+  EXPECT_GT(spilled, 0) << "BSSN's kernels no longer spill: this test needs another example";
 }
 
 // ============================================================== GPU: the device ArraySpace

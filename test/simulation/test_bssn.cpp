@@ -144,8 +144,10 @@ TEST(Bssn, AdmVariablesOfTheGaugeWave) {
     // factor or trace term would be off by O(A) = 1e-2.
     EXPECT_LT(gxx, 2e-5);
     EXPECT_LT(kxx, 1e-4);
-    EXPECT_LT(l2_error(sim, "gyy", [](double, double, double) { return 1.0; }), 1e-12);
-    EXPECT_LT(l2_error(sim, "kxy", [](double, double, double) { return 0.0; }), 1e-12);
+    // gamma_yy = e^{4 phi} gt_22 = 1 holds to the truncation error (3.6e-6), the off-diagonal
+    // components vanish exactly (nothing varies along y or z).
+    EXPECT_LT(l2_error(sim, "gyy", [](double, double, double) { return 1.0; }), 2e-5);
+    EXPECT_LT(l2_error(sim, "kxy", [](double, double, double) { return 0.0; }), 1e-14);
   });
   const std::string file =
       dir.path() + "/out/gxx.file_" + std::to_string(world_rank()) + ".h5";
