@@ -1,10 +1,14 @@
 // One n^3 patch of a calculation's grid functions in an ArraySpace, as the benchmarks run
 // it: ghost zones as wide as the calculation's stencils reach, smooth distinct data in every
-// array (sin(0.001 i + gf) over the allocated box, i the linear index, gf the grid function's
-// index: bench/suite/peers.py builds the same), the parameters at their defaults. Shared by
-// bench_cuda, bench_mapper and bench_suite.
+// array, the parameters at their defaults. By default every array holds sin(0.001 i + gf)
+// over its allocated box (i the linear index, x fastest; gf the grid function's index); a
+// benchmark's PatchFill (bench/common/benchmarks.hpp) scales that and adds a base per grid
+// function, and overrides parameters: base + amplitude * sin(0.001 i + gf).
+// bench/suite/peers.py builds the same from bench_suite's manifest. Shared by bench_cuda,
+// bench_mapper and bench_suite.
 #pragma once
 
+#include "benchmarks.hpp"
 #include "calc/calculation.hpp"
 #include "runtime/array_space.hpp"
 #include "runtime/kernel.hpp"
@@ -18,19 +22,22 @@ namespace saguaro::bench {
 // the arguments of a launch over the n^3 interior.
 inline runtime::KernelArgs device_patch(const calc::Program& program, const calc::Calculation& calc,
                                         int n, runtime::ArraySpace& space,
-                                        std::vector<double*>& arrays) {
+                                        std::vector<double*>& arrays, const PatchFill& fill = {}) {
   const int g = runtime::required_margin(calc).max();
   runtime::KernelArgs args;
   args.alloc = {n + 2 * g, n + 2 * g, n + 2 * g};
   args.lo = {g, g, g};
   args.hi = {g + n, g + n, g + n};
   args.spacing = {1.0 / n, 1.0 / n, 1.0 / n};
-  for (const calc::Parameter& p : program.parameters) args.parameters.push_back(p.default_value);
+  args.parameters = patch_parameters(program, fill);
   const std::size_t points = std::size_t(args.alloc[0]) * args.alloc[1] * args.alloc[2];
   std::vector<double> init(points);
   const std::size_t first = arrays.size();
   for (std::size_t gf = 0; gf < calc.grid_functions.size(); ++gf) {
-    for (std::size_t i = 0; i < points; ++i) init[i] = std::sin(0.001 * double(i) + double(gf));
+    const auto it = fill.base.find(calc.grid_functions[gf].name);
+    const double base = it == fill.base.end() ? 0.0 : it->second;
+    for (std::size_t i = 0; i < points; ++i)
+      init[i] = base + fill.amplitude * std::sin(0.001 * double(i) + double(gf));
     double* d = space.allocate(points);
     space.from_host(d, init.data(), points);
     arrays.push_back(d);

@@ -3,38 +3,43 @@
 // hand-written CUDA kernel. (bench/suite/peers.py times JAX, CuPy and torch.compile on the same
 // data; bench/suite/report.py puts both together; bench/suite/run.sh runs it all.)
 //
-// Per benchmark (B1-B4 of bench/common/benchmarks.hpp) on an n^3 interior, double precision:
+// Per benchmark (B1-B5 of bench/common/benchmarks.hpp) on an n^3 interior, double precision:
 //  1. the CPU reference: the CPU backend (generated C++, checked against the interpreter by the
-//     test suite) runs the right-hand side once on the shared patch (bench/common/patch.hpp);
-//     its outputs over the interior go to <data>/<benchmark>-<output>.npy and manifest.json
-//     describes them, so the peers can check themselves;
+//     test suite) runs the right-hand side once on the benchmark's patch (bench/common/patch.hpp,
+//     with the benchmark's fill and parameters); its outputs over the interior go to
+//     <data>/<benchmark>-<output>.npy, the calculation as straight-line code (what `saguaro
+//     inspect --expressions` prints) to <data>/<benchmark>-expressions.txt, and manifest.json
+//     describes them (fill, parameters, flops per point), so the peers can rebuild the inputs,
+//     translate the formula where they have no hand-written one, and check themselves;
 //  2. on the GPU, each system — Saguaro with the model's mapping (mapper::Method::Model for the
 //     GPU's description in configs/devices), Saguaro with the default mapping, the naive kernel
-//     of naive.cu — runs once on fresh data and is checked against the reference: every output's
-//     max |x - ref| / max |ref| must be <= 1e-10, else the system is "wrong", is not timed, and the
-//     run exits with status 1 (after writing everything);
+//     of naive.cu (n/a where it has none: B5) — runs once on fresh data and is checked against
+//     the reference: every output's max |x - ref| / max |ref| must be <= 1e-10, else the system
+//     is "wrong", is not timed, and the run exits with status 1 (after writing everything);
 //  3. timing, the same for every system here and in peers.py: after --warmup evaluations,
 //     --repeats samples, each the wall time of --batch back-to-back evaluations between two
 //     synchronisations, divided by the batch. Saguaro's kernels are also timed with CUDA events
 //     (a run: the sum of its kernels'), which is what the model predicts;
-//  4. derived: points per second, effective bandwidth = compulsory bytes (each input read once,
-//     each output written once, over the interior) / time, and % of roofline = that bandwidth /
-//     the triad bandwidth measured in this run (naive.cu's triad, best launch shape, median of 20,
-//     measured before and after the benchmarks).
-// The whole step (B1): one RK4 step of a periodic n^3 wave (par text written to <data>) as the
-// `saguaro` driver runs it (host::Simulation, MoL updates, ghost exchange, boundaries): the CPU
-// backend gives the reference step (state0 and state1 in <data>), then the CUDA backend with
-// each mapping is checked against it after one step and timed over --step-iterations steps
-// (median of Simulation::step_seconds). The naive whole step is naive.cu's periodic kernel with
-// RK4 stage kernels.
+//  4. derived: points per second, ns per point, effective bandwidth = compulsory bytes (each
+//     input read once, each output written once, over the interior) / time, % of roofline = that
+//     bandwidth / the triad bandwidth measured in this run (naive.cu's triad, best launch shape,
+//     median of 20, measured before and after the benchmarks), GFLOP/s (the Calculation's flop
+//     count per point) and % of the FP64 peak of the GPU's description (fp64_peak_flops).
+// The whole steps (B1 and B5): one RK4 step of a periodic n^3 box of the benchmark's equations
+// (par text written to <data>) as the `saguaro` driver runs it (host::Simulation, MoL updates,
+// ghost exchange, boundaries): the CPU backend gives the reference step (state0 and state1 of
+// every evolved variable in <data>), then the CUDA backend with each mapping is checked against
+// it after one step and timed over --step-iterations steps (median of Simulation::step_seconds).
+// The naive whole step of B1 is naive.cu's periodic kernel with RK4 stage kernels.
 //
 //   bench_suite [--n 256] [--data DIR] [--json FILE] [--repeats 30] [--batch 10] [--warmup 5]
-//               [--benchmarks wave2,...] [--device auto|FILE.yaml] [--cache DIR]
+//               [--benchmarks wave2,...,bssn] [--device auto|FILE.yaml] [--cache DIR]
 //               [--step-iterations 25] [--no-step]
 //   bench_suite --reference-only --n 32 --data DIR   (no GPU: the references and manifest only)
 #include "../common/benchmarks.hpp"
 #include "../common/patch.hpp"
 #include "calc/mapping.hpp"
+#include "calc/print.hpp"
 #include "mapper/mapper.hpp"
 #include "model/device.hpp"
 #include "runtime/backends.hpp"
@@ -58,6 +63,7 @@
 #include <functional>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -229,9 +235,10 @@ struct Patch {
   runtime::ArraySpace* space = nullptr;
   std::vector<double*> arrays;
   runtime::KernelArgs args;
-  Patch(const calc::Program& program, const calc::Calculation& calc, int n, runtime::ArraySpace& s)
+  Patch(const calc::Program& program, const calc::Calculation& calc, int n, runtime::ArraySpace& s,
+        const bench::PatchFill& fill)
       : space(&s) {
-    args = bench::device_patch(program, calc, n, s, arrays);
+    args = bench::device_patch(program, calc, n, s, arrays, fill);
   }
   ~Patch() {
     for (double* d : arrays) space->release(d);
@@ -256,23 +263,39 @@ json check(const Reference& ref, Patch& patch, int n, int g) {
               {"status", worst <= kTolerance ? "ok" : "wrong"}};
 }
 
-void add_rates(json& row, double seconds, double points, double bytes, double triad_Bps) {
-  row["points_per_s"] = points / seconds;
-  row["bandwidth_GBs"] = bytes / seconds / 1e9;
-  row["percent_of_roofline"] = 100.0 * bytes / seconds / triad_Bps;
-}
-
 struct Context {
   Options opt;
   std::optional<model::Device> device; // the model's description of this GPU
   std::string device_path;
   double triad_Bps = 0;
-  bool failed = false; // a system disagreed with the reference
+  double fp64_peak = 0; // [FLOP/s] from the description (0: none)
+  bool failed = false;  // a system disagreed with the reference
 };
 
+// The FP64 peak of a description [FLOP/s]: for a GPU 2 x fp64_rate (add, mul, fma instructions
+// per cycle per SM, an fma counted once) x sm_count x clock_ghz, an fma being 2 flops as the
+// Calculation's flop count (adds and muls separately) counts it; for a CPU its fp64_peak.
+double fp64_peak_flops(const model::Device& d) {
+  if (d.kind == "cpu") return d.fp64_peak * 1e9;
+  return 2.0 * d.fp64_rate * d.sm_count * d.clock_ghz * 1e9;
+}
+
+// Rates of a right-hand side's evaluation over `points` taking `seconds`: points per second,
+// ns per point, effective bandwidth and % of the roofline (compulsory bytes), GFLOP/s and % of
+// the FP64 peak (the Calculation's flop count per point).
+void add_rates(json& row, double seconds, double points, double bytes, double flops_per_point,
+               const Context& ctx) {
+  row["points_per_s"] = points / seconds;
+  row["ns_per_point"] = seconds / points * 1e9;
+  row["bandwidth_GBs"] = bytes / seconds / 1e9;
+  row["percent_of_roofline"] = 100.0 * bytes / seconds / ctx.triad_Bps;
+  row["gflops"] = flops_per_point * points / seconds / 1e9;
+  if (ctx.fp64_peak > 0) row["percent_of_fp64_peak"] = 100.0 * flops_per_point * points / seconds / ctx.fp64_peak;
+}
+
 // Saguaro under `method`: map, compile with the CUDA backend, check, time.
-json run_saguaro(Context& ctx, const bench::LoadedBenchmark& lb, mapper::Method method,
-                 const Reference& ref, double bytes) {
+json run_saguaro(Context& ctx, const bench::Benchmark& b, const bench::LoadedBenchmark& lb,
+                 mapper::Method method, const Reference& ref, double bytes) {
   const Options& opt = ctx.opt;
   const calc::Calculation& calc = lb.calculation();
   const int n = opt.n, g = runtime::required_margin(calc).max();
@@ -305,7 +328,7 @@ json run_saguaro(Context& ctx, const bench::LoadedBenchmark& lb, mapper::Method 
   auto backend = runtime::make_backend("cuda", bo);
   auto compiled = backend->compile(lb.program, mappings);
   runtime::CompiledCalculation& rhs = *compiled[lb.rhs];
-  Patch patch(lb.program, calc, n, backend->space());
+  Patch patch(lb.program, calc, n, backend->space(), b.fill);
   rhs.run(patch.args);
   json verdict = check(ref, patch, n, g);
   row.update(verdict);
@@ -337,19 +360,20 @@ json run_saguaro(Context& ctx, const bench::LoadedBenchmark& lb, mapper::Method 
     const double measured = runtime::median(per_run);
     row["model_error"] = (double(row["predicted_s"]) - measured) / measured;
   }
-  add_rates(row, row["median_s"], double(n) * n * n, bytes, ctx.triad_Bps);
+  add_rates(row, row["median_s"], double(n) * n * n, bytes, double(calc.flops.total()), ctx);
   return row;
 }
 
 // The naive kernel of naive.cu for benchmark `name`.
-json run_naive(Context& ctx, runtime::cuda::KernelModule& module, const bench::LoadedBenchmark& lb,
-               const std::string& name, const Reference& ref, double bytes) {
+json run_naive(Context& ctx, runtime::cuda::KernelModule& module, const bench::Benchmark& b,
+               const bench::LoadedBenchmark& lb, const Reference& ref, double bytes) {
+  const std::string& name = b.name;
   const Options& opt = ctx.opt;
   const calc::Calculation& calc = lb.calculation();
   const int n = opt.n, g = runtime::required_margin(calc).max();
   json row{{"system", "naive-cuda"}, {"kind", "rhs"}, {"mapping", "one thread per point, block 32x8x1"}};
   runtime::ArraySpace& space = runtime::cuda::device_space();
-  Patch patch(lb.program, calc, n, space);
+  Patch patch(lb.program, calc, n, space, b.fill);
   int ax = patch.args.alloc[0], ay = patch.args.alloc[1];
   int nn = n, gg = g;
   const auto& h = patch.args.spacing;
@@ -399,19 +423,46 @@ json run_naive(Context& ctx, runtime::cuda::KernelModule& module, const bench::L
   std::vector<double> events;
   for (int r = 0; r < opt.repeats; ++r) events.push_back(module.time(name, grid, block, params.data()));
   row["kernel_time"] = statistics(events);
-  add_rates(row, row["median_s"], double(n) * n * n, bytes, ctx.triad_Bps);
+  add_rates(row, row["median_s"], double(n) * n * n, bytes, double(calc.flops.total()), ctx);
   return row;
 }
 
 // ---- the whole step ------------------------------------------------------------------------
 
-// A periodic n^3 box of the wave (B1's equations and order), `iterations` RK4 steps, no output.
-std::string step_par(const Options& opt, const std::string& backend, const std::string& mapper,
+// A whole step: a periodic n^3 box of a benchmark's equations at its fd order, RK4, as the
+// `saguaro` driver runs it. `settings` are the EDL thorn's parameters set in the .par (the
+// benchmark patch's overrides and the initial data's).
+struct WholeStep {
+  std::string thorns; // ActiveThorns
+  std::map<std::string, double> settings;
+  std::string initial_data; // what the initial data is, for the manifest
+};
+
+// B1 (the wave's own initial data) and B5 (BSSN: a gauge wave and a linearized wave along x
+// with the robust-stability noise on every variable, so that every variable and direction is
+// non-trivial; the dissipation on as in B5's patch); none for the others.
+std::optional<WholeStep> whole_step_of(const bench::Benchmark& b) {
+  if (b.name == "wave2")
+    return WholeStep{"Saguaro WaveDemo", b.fill.parameters, "wave_init with the EDL's default parameters"};
+  if (b.name == "bssn") {
+    WholeStep s{"Saguaro SaguaroBSSN", b.fill.parameters,
+                "bssn_init: gauge wave gwAmp 0.1 plus linearized wave lwAmp 0.05 along x, noiseAmp 0.01 on "
+                "every variable"};
+    s.settings["gwAmp"] = 0.1;
+    s.settings["lwAmp"] = 0.05;
+    s.settings["noiseAmp"] = 0.01;
+    return s;
+  }
+  return std::nullopt;
+}
+
+std::string step_par(const Options& opt, const bench::Benchmark& b, const std::string& thorn,
+                     const WholeStep& ws, const std::string& backend, const std::string& mapper,
                      int iterations, const fs::path& out_dir) {
-  return fmt::format(R"(# bench_suite's whole step: B1 (par/wave.edl, fd order 2), RK4, periodic {n}^3.
-ActiveThorns = "Saguaro WaveDemo"
+  std::string text = fmt::format(R"(# bench_suite's whole step: {title} ({edl_rel}, fd order {order}), RK4, periodic {n}^3.
+ActiveThorns = "{thorns}"
 Saguaro::equations = "{edl}"
-Saguaro::fd_order  = 2
+Saguaro::fd_order  = {order}
 Saguaro::backend   = "{backend}"
 Saguaro::mapper    = "{mapper}"
 Saguaro::progress_every = 0
@@ -430,13 +481,22 @@ Cactus::cctk_itlast = {it}
 IO::out_dir   = "{out}"
 IO::out_every = 0
 )",
-                     fmt::arg("n", opt.n), fmt::arg("edl", std::string(SAGUARO_SOURCE_DIR) + "/par/wave.edl"),
-                     fmt::arg("backend", backend), fmt::arg("mapper", mapper), fmt::arg("it", iterations),
-                     fmt::arg("out", out_dir.string()));
+                                 fmt::arg("title", b.title), fmt::arg("edl_rel", b.file),
+                                 fmt::arg("order", b.fd_order), fmt::arg("n", opt.n),
+                                 fmt::arg("thorns", ws.thorns),
+                                 fmt::arg("edl", std::string(SAGUARO_SOURCE_DIR) + "/" + b.file),
+                                 fmt::arg("backend", backend), fmt::arg("mapper", mapper),
+                                 fmt::arg("it", iterations), fmt::arg("out", out_dir.string()));
+  // The CPU reference's compiled code is shared with the right-hand side's (the same source).
+  if (!opt.cache.empty())
+    text += fmt::format("Saguaro::cache_dir = \"{}\"\n", backend == "cpu" ? opt.cache + "/cpu" : opt.cache);
+  for (const auto& [name, value] : ws.settings) text += fmt::format("{}::{} = {}\n", thorn, name, value);
+  return text;
 }
 
 struct StepRun {
-  std::vector<std::vector<double>> state; // phi, pi over the owned points (n^3)
+  std::vector<std::string> variables;     // the evolved grid functions
+  std::vector<std::vector<double>> state; // per variable, over the owned points (n^3)
   std::vector<double> step_seconds;
   std::string log;
   double dt = 0;
@@ -444,11 +504,12 @@ struct StepRun {
   std::array<int, 3> points{};
 };
 
-StepRun run_steps(const Options& opt, const std::string& backend, const std::string& mapper, int iterations) {
-  const fs::path dir = fs::absolute(opt.data) / fmt::format("step-{}-{}", backend, mapper);
+StepRun run_steps(const Options& opt, const bench::Benchmark& b, const std::string& thorn, const WholeStep& ws,
+                  const std::string& backend, const std::string& mapper, int iterations) {
+  const fs::path dir = fs::absolute(opt.data) / fmt::format("step-{}-{}-{}", b.name, backend, mapper);
   fs::create_directories(dir);
   const fs::path par = dir / "step.par";
-  write_text(par, step_par(opt, backend, mapper, iterations, dir / "out"));
+  write_text(par, step_par(opt, b, thorn, ws, backend, mapper, iterations, dir / "out"));
   std::ostringstream log;
   host::Simulation sim(host::load_setup(par.string()), MPI_COMM_WORLD, log);
   sim.run();
@@ -461,9 +522,10 @@ StepRun run_steps(const Options& opt, const std::string& backend, const std::str
   const grid::Index3 size = patch.size();
   r.points = {size[0], size[1], size[2]};
   const grid::Index3 alloc = patch.alloc();
-  for (const char* v : {"phi", "pi"}) {
+  r.variables = sim.setup().program.evolved;
+  for (const std::string& v : r.variables) {
     const int f = sim.fields().find(v);
-    if (f < 0) throw std::runtime_error(std::string("whole step: no grid function ") + v);
+    if (f < 0) throw std::runtime_error("whole step: no grid function " + v);
     const double* h = sim.fields().host(f);
     std::vector<double> in = interior(std::vector<double>(h, h + patch.points()), alloc, patch.ghost(), r.points);
     r.state.push_back(std::move(in));
@@ -471,10 +533,21 @@ StepRun run_steps(const Options& opt, const std::string& backend, const std::str
   return r;
 }
 
-// The naive whole step: periodic right-hand side plus RK4 stage kernels.
+// max over the variables of the normwise relative error against the reference step.
+double step_error(const StepRun& got, const StepRun& ref) {
+  if (got.variables != ref.variables) throw std::runtime_error("whole step: the evolved variables differ");
+  double worst = 0;
+  for (std::size_t v = 0; v < ref.state.size(); ++v)
+    worst = std::max(worst, relative_error(got.state[v], ref.state[v]));
+  return worst;
+}
+
+// The naive whole step of B1: periodic right-hand side plus RK4 stage kernels.
 json naive_step(Context& ctx, runtime::cuda::KernelModule& module, const StepRun& s0, const StepRun& s1) {
   const Options& opt = ctx.opt;
   json row{{"system", "naive-cuda"}, {"kind", "step"}, {"benchmark", "wave2"}};
+  if (s0.variables != std::vector<std::string>{"phi", "pi"})
+    throw std::runtime_error("naive step: the wave's evolved variables are not phi, pi");
   runtime::ArraySpace& space = runtime::cuda::device_space();
   const int n = s0.points[0];
   const std::size_t count = std::size_t(n) * n * n;
@@ -519,6 +592,7 @@ json naive_step(Context& ctx, runtime::cuda::KernelModule& module, const StepRun
     row["wall"] = statistics(wall);
     row["median_s"] = runtime::median(wall);
     row["points_per_s"] = double(count) / runtime::median(wall);
+    row["ns_per_point"] = runtime::median(wall) / double(count) * 1e9;
   }
   for (double* p : a) space.release(p);
   return row;
@@ -539,6 +613,10 @@ void print_row(const std::string& bench, const json& row) {
               double(row["median_s"]) * 1e6);
   if (row.contains("percent_of_roofline"))
     std::printf(" %8.1f %6.1f%%", double(row["bandwidth_GBs"]), double(row["percent_of_roofline"]));
+  else if (row.contains("ns_per_point"))
+    std::printf(" %8s %7s", "", "");
+  if (row.contains("ns_per_point")) std::printf(" %7.3f", double(row["ns_per_point"]));
+  if (row.contains("percent_of_fp64_peak")) std::printf(" %5.1f%%", double(row["percent_of_fp64_peak"]));
   if (row.contains("predicted_s")) std::printf("  model %.1f us", double(row["predicted_s"]) * 1e6);
   if (row.contains("mapping")) std::printf("  %s", row["mapping"].get<std::string>().c_str());
   std::printf("\n");
@@ -572,20 +650,31 @@ int run(Context& ctx) {
     ctx.device_path = opt.device_path == "auto" ? model::find_device_description(dev.name) : opt.device_path;
     if (!ctx.device_path.empty()) ctx.device = model::load_device(ctx.device_path);
     out["device_description"] = ctx.device_path;
+    if (ctx.device) {
+      ctx.fp64_peak = fp64_peak_flops(*ctx.device);
+      out["fp64_peak_GFLOPs"] = ctx.fp64_peak / 1e9;
+      out["fp64_peak_source"] = ctx.device_path + ": 2 x fp64_rate x sm_count x clock_ghz (an fma = 2 flops)";
+    }
     runtime::cuda::CompileOptions co;
     co.cache_dir = opt.cache;
     naive = std::make_unique<runtime::cuda::KernelModule>(naive_source(), co);
     out["triad_before"] = triad_bandwidth(*naive, runtime::cuda::device_space(), 20);
     ctx.triad_Bps = double(out["triad_before"]["bandwidth_GBs"]) * 1e9;
-    std::printf("GPU %s (%s), NVRTC %s; %d^3 interior; model %s\ntriad %.1f GB/s (the roofline)\n\n",
+    std::printf("GPU %s (%s), NVRTC %s; %d^3 interior; model %s\ntriad %.1f GB/s (the roofline); FP64 peak %.0f "
+                "GFLOP/s (the description's)\n\n",
                 dev.name.c_str(), dev.arch().c_str(), out["nvrtc"].get<std::string>().c_str(), opt.n,
-                ctx.device_path.empty() ? "(none)" : ctx.device_path.c_str(), ctx.triad_Bps / 1e9);
-    std::printf("%-11s %-16s %-5s %-7s %9s %10s %8s %7s\n", "benchmark", "system", "kind", "status", "rel.err",
-                "time[us]", "GB/s", "%roof");
+                ctx.device_path.empty() ? "(none)" : ctx.device_path.c_str(), ctx.triad_Bps / 1e9, ctx.fp64_peak / 1e9);
+    std::printf("%-11s %-16s %-5s %-7s %9s %10s %8s %7s %7s %6s\n", "benchmark", "system", "kind", "status", "rel.err",
+                "time[us]", "GB/s", "%roof", "ns/pt", "%fp64");
   }
 
-  json manifest{{"n", opt.n}, {"init", "sin(0.001*i + gf)"}, {"tolerance", kTolerance}, {"benchmarks", json::array()}};
+  json manifest{{"n", opt.n},
+                {"init", "base + amplitude*sin(0.001*i + gf): i the linear index over the allocated box (x fastest), "
+                         "gf the index in grid_functions; per benchmark its fill (amplitude 1, base 0 unless given)"},
+                {"tolerance", kTolerance},
+                {"benchmarks", json::array()}};
   json benchmarks = json::array();
+  json steps = json::array();
   for (const bench::Benchmark& b : bench::suite_benchmarks()) {
     if (!opt.benchmarks.empty() &&
         std::find(opt.benchmarks.begin(), opt.benchmarks.end(), b.name) == opt.benchmarks.end())
@@ -594,17 +683,42 @@ int run(Context& ctx) {
     const calc::Calculation& calc = lb.calculation();
     const int n = opt.n, g = runtime::required_margin(calc).max();
     const double bytes = double(calc.inputs.size() + calc.outputs.size()) * double(n) * n * n * sizeof(double);
+    const std::vector<double> parameters = bench::patch_parameters(lb.program, b.fill);
 
     // 1. The CPU reference.
     Reference ref;
     json entry{{"name", b.name}, {"title", b.title}, {"edl", b.file}, {"fd_order", b.fd_order},
-               {"calculation", calc.name}, {"ghost", g}, {"compulsory_bytes", bytes}};
+               {"calculation", calc.name}, {"ghost", g}, {"compulsory_bytes", bytes},
+               {"bytes_per_point", double(calc.inputs.size() + calc.outputs.size()) * sizeof(double)}};
+    {
+      json base = json::object(), params = json::object(), evolves = json::object();
+      for (const auto& [name, value] : b.fill.base) base[name] = value;
+      entry["fill"] = {{"formula", "base + amplitude*sin(0.001*i + gf)"}, {"amplitude", b.fill.amplitude},
+                       {"base", base}};
+      for (std::size_t p = 0; p < lb.program.parameters.size(); ++p)
+        params[lb.program.parameters[p].name] = parameters[p];
+      entry["parameters"] = params;
+      const calc::FlopCounts& f = calc.flops;
+      entry["flops_per_point"] = f.total();
+      entry["flops"] = {{"add", f.add}, {"mul", f.mul}, {"div", f.div}, {"sqrt", f.sqrt},
+                        {"transcendental", f.transcendental}, {"other", f.other}, {"fma_pairs", f.fma}};
+      for (int o : calc.outputs)
+        if (!calc.grid_functions[std::size_t(o)].evolves.empty())
+          evolves[calc.grid_functions[std::size_t(o)].name] = calc.grid_functions[std::size_t(o)].evolves;
+      entry["evolves"] = evolves;
+      entry["stages"] = calc.stages.size();
+      // The calculation as straight-line code, as `saguaro inspect --expressions` prints it: the
+      // peers' formula for benchmarks without a hand-written one (peers.py translates it).
+      const std::string expressions = b.name + "-expressions.txt";
+      write_text(fs::path(opt.data) / expressions, calc::print_calculation(calc, lb.program.parameters));
+      entry["expressions"] = expressions;
+    }
     {
       runtime::BackendOptions bo;
       bo.cache_dir = opt.cache.empty() ? "" : opt.cache + "/cpu";
       auto cpu = runtime::make_backend("cpu", bo);
       auto compiled = cpu->compile(lb.program);
-      Patch patch(lb.program, calc, n, cpu->space());
+      Patch patch(lb.program, calc, n, cpu->space(), b.fill);
       compiled[lb.rhs]->run(patch.args);
       const std::size_t points = std::size_t(patch.args.alloc[0]) * patch.args.alloc[1] * patch.args.alloc[2];
       json names = json::array(), inputs = json::array(), outputs = json::array(), files = json::object();
@@ -631,97 +745,124 @@ int run(Context& ctx) {
     }
     manifest["benchmarks"].push_back(entry);
     write_text(fs::path(opt.data) / "manifest.json", manifest.dump(1) + "\n");
-    if (!gpu) continue;
 
     // 2-4. Each system: check, then time.
-    json result = entry;
-    result["systems"] = json::array();
-    for (mapper::Method m : {mapper::Method::Model, mapper::Method::Default}) {
+    if (gpu) {
+      json result = entry;
+      result["systems"] = json::array();
+      for (mapper::Method m : {mapper::Method::Model, mapper::Method::Default}) {
+        json row;
+        try {
+          row = run_saguaro(ctx, b, lb, m, ref, bytes);
+        } catch (const std::exception& e) {
+          row = json{{"system", m == mapper::Method::Model ? "saguaro-model" : "saguaro-default"}, {"kind", "rhs"},
+                     {"status", "failed"}, {"error", e.what()}};
+          ctx.failed = true;
+        }
+        print_row(b.name, row);
+        result["systems"].push_back(row);
+      }
       json row;
-      try {
-        row = run_saguaro(ctx, lb, m, ref, bytes);
-      } catch (const std::exception& e) {
-        row = json{{"system", m == mapper::Method::Model ? "saguaro-model" : "saguaro-default"}, {"kind", "rhs"},
-                   {"status", "failed"}, {"error", e.what()}};
-        ctx.failed = true;
+      if (!b.no_naive.empty()) {
+        row = json{{"system", "naive-cuda"}, {"kind", "rhs"}, {"status", "n/a"}, {"error", b.no_naive}};
+      } else {
+        try {
+          row = run_naive(ctx, *naive, b, lb, ref, bytes);
+        } catch (const std::exception& e) {
+          row = json{{"system", "naive-cuda"}, {"kind", "rhs"}, {"status", "failed"}, {"error", e.what()}};
+          ctx.failed = true;
+        }
       }
       print_row(b.name, row);
       result["systems"].push_back(row);
+      benchmarks.push_back(result);
+    }
+
+    // The whole step, where the benchmark has one.
+    const std::optional<WholeStep> ws = whole_step_of(b);
+    if (!opt.step || !ws) continue;
+    const std::string& thorn = lb.program.thorn;
+    const StepRun s0 = run_steps(opt, b, thorn, *ws, "cpu", "default", 0);
+    const StepRun s1 = run_steps(opt, b, thorn, *ws, "cpu", "default", 1);
+    json state0 = json::object(), state1 = json::object(), settings = json::object(), step_params = json::object();
+    const std::array<long, 3> shape{s1.points[2], s1.points[1], s1.points[0]};
+    for (std::size_t v = 0; v < s1.variables.size(); ++v) {
+      const std::string& var = s1.variables[v];
+      const std::string f0 = fmt::format("step-{}-{}-0.npy", b.name, var);
+      const std::string f1 = fmt::format("step-{}-{}-1.npy", b.name, var);
+      write_npy(fs::path(opt.data) / f0, s0.state[v], shape);
+      write_npy(fs::path(opt.data) / f1, s1.state[v], shape);
+      state0[var] = f0;
+      state1[var] = f1;
+    }
+    for (const auto& [name, value] : ws->settings) settings[name] = value;
+    {
+      bench::PatchFill run_parameters;
+      run_parameters.parameters = ws->settings;
+      const std::vector<double> values = bench::patch_parameters(lb.program, run_parameters);
+      for (std::size_t p = 0; p < lb.program.parameters.size(); ++p)
+        step_params[lb.program.parameters[p].name] = values[p];
+    }
+    json step{{"benchmark", b.name}, {"method", "RK4"}, {"dt", s1.dt}, {"spacing", s1.spacing},
+              {"points", s1.points}, {"periodic", true}, {"fd_order", b.fd_order}, {"variables", s1.variables},
+              {"settings", settings}, {"parameters", step_params}, {"initial_data", ws->initial_data},
+              {"expressions", entry["expressions"]}, {"evolves", entry["evolves"]},
+              {"flops_per_point", entry["flops_per_point"]},
+              {"state0", state0}, {"reference", state1}};
+    manifest["whole_steps"].push_back(step);
+    write_text(fs::path(opt.data) / "manifest.json", manifest.dump(1) + "\n");
+    if (!gpu) continue;
+    json rows = json::array();
+    const double points = double(s1.points[0]) * s1.points[1] * s1.points[2];
+    for (const char* mapper : {"model", "default"}) {
+      json row{{"system", std::string("saguaro-") + mapper}, {"kind", "step"}, {"benchmark", b.name}};
+      try {
+        const StepRun one = run_steps(opt, b, thorn, *ws, "cuda", mapper, 1);
+        const double worst = step_error(one, s1);
+        row["max_rel_error"] = worst;
+        row["status"] = worst <= kTolerance ? "ok" : "wrong";
+        if (worst > kTolerance) ctx.failed = true;
+        else {
+          const StepRun timed = run_steps(opt, b, thorn, *ws, "cuda", mapper, opt.warmup + opt.step_iterations);
+          std::vector<double> t(timed.step_seconds.begin() + std::min<long>(opt.warmup, long(timed.step_seconds.size())),
+                                timed.step_seconds.end());
+          row["wall"] = statistics(t);
+          row["median_s"] = runtime::median(t);
+          row["points_per_s"] = points / runtime::median(t);
+          row["ns_per_point"] = runtime::median(t) / points * 1e9;
+          row["log"] = timed.log;
+        }
+      } catch (const std::exception& e) {
+        row["status"] = "failed";
+        row["error"] = e.what();
+        ctx.failed = true;
+      }
+      print_row(b.name, row);
+      rows.push_back(row);
     }
     json row;
-    try {
-      row = run_naive(ctx, *naive, lb, b.name, ref, bytes);
-    } catch (const std::exception& e) {
-      row = json{{"system", "naive-cuda"}, {"kind", "rhs"}, {"status", "failed"}, {"error", e.what()}};
-      ctx.failed = true;
-    }
-    print_row(b.name, row);
-    result["systems"].push_back(row);
-    benchmarks.push_back(result);
-  }
-
-  // The whole step of B1.
-  if (opt.step && (opt.benchmarks.empty() ||
-                   std::find(opt.benchmarks.begin(), opt.benchmarks.end(), "wave2") != opt.benchmarks.end())) {
-    const StepRun s0 = run_steps(opt, "cpu", "default", 0);
-    const StepRun s1 = run_steps(opt, "cpu", "default", 1);
-    json step{{"benchmark", "wave2"}, {"method", "RK4"}, {"dt", s1.dt}, {"spacing", s1.spacing},
-              {"points", s1.points}, {"periodic", true},
-              {"state0", {{"phi", "step-phi0.npy"}, {"pi", "step-pi0.npy"}}},
-              {"reference", {{"phi", "step-phi1.npy"}, {"pi", "step-pi1.npy"}}}};
-    const std::array<long, 3> shape{s1.points[2], s1.points[1], s1.points[0]};
-    write_npy(fs::path(opt.data) / "step-phi0.npy", s0.state[0], shape);
-    write_npy(fs::path(opt.data) / "step-pi0.npy", s0.state[1], shape);
-    write_npy(fs::path(opt.data) / "step-phi1.npy", s1.state[0], shape);
-    write_npy(fs::path(opt.data) / "step-pi1.npy", s1.state[1], shape);
-    manifest["whole_step"] = step;
-    write_text(fs::path(opt.data) / "manifest.json", manifest.dump(1) + "\n");
-    if (gpu) {
-      json rows = json::array();
-      for (const char* mapper : {"model", "default"}) {
-        json row{{"system", std::string("saguaro-") + mapper}, {"kind", "step"}, {"benchmark", "wave2"}};
-        try {
-          const StepRun one = run_steps(opt, "cuda", mapper, 1);
-          double worst = 0;
-          for (int v = 0; v < 2; ++v)
-            worst = std::max(worst, relative_error(one.state[std::size_t(v)], s1.state[std::size_t(v)]));
-          row["max_rel_error"] = worst;
-          row["status"] = worst <= kTolerance ? "ok" : "wrong";
-          if (worst > kTolerance) ctx.failed = true;
-          else {
-            const StepRun timed = run_steps(opt, "cuda", mapper, opt.warmup + opt.step_iterations);
-            std::vector<double> t(timed.step_seconds.begin() + std::min<long>(opt.warmup, long(timed.step_seconds.size())),
-                                  timed.step_seconds.end());
-            row["wall"] = statistics(t);
-            row["median_s"] = runtime::median(t);
-            row["points_per_s"] = double(one.points[0]) * one.points[1] * one.points[2] / runtime::median(t);
-            row["log"] = timed.log;
-          }
-        } catch (const std::exception& e) {
-          row["status"] = "failed";
-          row["error"] = e.what();
-          ctx.failed = true;
-        }
-        print_row("wave2", row);
-        rows.push_back(row);
-      }
-      json row;
+    if (b.name != "wave2") {
+      row = json{{"system", "naive-cuda"}, {"kind", "step"}, {"benchmark", b.name}, {"status", "n/a"},
+                 {"error", b.no_naive.empty() ? "no naive whole step" : b.no_naive}};
+    } else {
       try {
         row = naive_step(ctx, *naive, s0, s1);
       } catch (const std::exception& e) {
-        row = json{{"system", "naive-cuda"}, {"kind", "step"}, {"status", "failed"}, {"error", e.what()}};
+        row = json{{"system", "naive-cuda"}, {"kind", "step"}, {"benchmark", b.name}, {"status", "failed"},
+                   {"error", e.what()}};
         ctx.failed = true;
       }
-      print_row("wave2", row);
-      rows.push_back(row);
-      out["whole_step"] = step;
-      out["whole_step"]["systems"] = rows;
     }
+    print_row(b.name, row);
+    rows.push_back(row);
+    step["systems"] = rows;
+    steps.push_back(step);
   }
   if (gpu) {
     out["triad_after"] = triad_bandwidth(*naive, runtime::cuda::device_space(), 20);
     out["roofline_GBs"] = ctx.triad_Bps / 1e9;
     out["benchmarks"] = benchmarks;
+    out["whole_steps"] = steps;
     if (!opt.json_path.empty()) write_text(opt.json_path, out.dump(1) + "\n");
     std::printf("\ntriad after: %.1f GB/s\n", double(out["triad_after"]["bandwidth_GBs"]));
   }

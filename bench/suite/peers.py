@@ -1,39 +1,51 @@
 #!/usr/bin/env python3
-"""The peers of Saguaro's generated kernels: the same stencil right-hand sides written
-idiomatically in JAX (jax.jit), CuPy (array expressions) and PyTorch (torch.compile),
-checked against the CPU reference that bench_suite writes, then timed the way the C++ side
-times its kernels.
+"""The peers of Saguaro's generated kernels: the same stencil right-hand sides in JAX
+(jax.jit), CuPy (array expressions) and PyTorch (torch.compile), checked against the CPU
+reference that bench_suite writes, then timed the way the C++ side times its kernels.
 
     python3 bench/suite/peers.py DATA_DIR --json OUT.json [--systems jax,cupy,torch,numpy]
-        [--benchmarks wave2,...,step] [--repeats 30] [--batch 10] [--warmup 5]
+        [--benchmarks wave2,...,bssn,step] [--repeats 30] [--batch 10] [--warmup 5]
+        [--no-step] [--generated]
 
 DATA_DIR/manifest.json describes the benchmarks (see read_benchmarks and run_step for the
-keys used).  Each right-hand side is written once over an array module: slicing of the
-allocated arrays and arithmetic are the same in numpy, jax.numpy, cupy and torch, so only
-roll, copy, compilation and synchronisation differ per system.  numpy runs on the CPU and
-exists only to test this script on a machine without a GPU.
+keys used): the inputs are rebuilt from each benchmark's fill (base + amplitude * sin(0.001 i
++ gf), as bench/common/patch.hpp fills them).  B1-B4 are written here by hand, idiomatically;
+B5 (BSSN, 25 right-hand sides) and any other benchmark without a hand-written stencil run
+the formula generated at run time from Saguaro's own lowering: bench_suite writes it as the
+straight-line code of `saguaro inspect --expressions` and GeneratedFormula translates it
+(--generated uses it everywhere, as a test of the translation).  Each right-hand side is
+written once over an array module: slicing of the allocated arrays and arithmetic are the
+same in numpy, jax.numpy, cupy and torch, so only roll, copy, a few function names,
+compilation and synchronisation differ per system.  The whole steps (B1, B5) are RK4 on the
+periodic state with roll for the neighbours.  numpy runs on the CPU and exists only to test
+this script on a machine without a GPU.
 
 Exit status 1 (after writing the JSON) when any result is wrong or failed (an error while
 compiling or running); 0 otherwise, also when a system is unavailable.
 """
 
 import argparse
+import ast
 import functools
 import importlib.metadata
 import json
+import math
 import operator
 import os
 import platform
+import re
 import sys
 import time
 import traceback
 from dataclasses import dataclass
 from fractions import Fraction as F
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
 TOLERANCE = 1e-10
+SLOW_CALL_S = 0.1   # slower calls are timed one per sample (time_calls)
+SLOW_SECONDS = 60   # and in as many samples as fit in this time (at least 3)
 GPU_SYSTEMS = ("jax", "cupy", "torch")
 ALL_SYSTEMS = GPU_SYSTEMS + ("numpy",)
 
@@ -195,6 +207,240 @@ def build_rk4_wave(order, spacing, dt, ops):
 
 
 # ---------------------------------------------------------------------------------------
+# Generated right-hand sides (B5, BSSN, and any benchmark without a hand-written stencil
+# above): Saguaro's own lowering of the calculation, translated at run time.  bench_suite
+# writes <benchmark>-expressions.txt with calc::print_calculation, the straight-line code
+# that `saguaro inspect FILE.edl --expressions` prints: the common-subexpression-eliminated
+# DAG, shared values as temporaries `tN = ...`, then one line per output.  Each load
+# gf[i+a,j+b,k+c] becomes at(gf, (a, b, c)) (a shifted slice of the allocated array, as
+# in the hand-written stencils; a roll in the whole step), `^` (integer powers) becomes
+# `**`, the functions map to the array module's, and the parameters and dx, dy, dz become
+# the manifest's numbers.  Values that do not vary over the grid (parameters, spacings and
+# what is computed from them alone) are computed once here, as Saguaro hoists them.  Each
+# temporary is deleted after its last use, so that eager modules (CuPy, NumPy) free it.
+
+# Saguaro's function names (calc/dag.cpp) -> the array module's (numpy, jax.numpy, cupy;
+# TorchSystem.function maps the few that torch names otherwise).  min and max are C's
+# fmin and fmax.
+ARRAY_FUNCTIONS = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "arcsin",
+                   "acos": "arccos", "atan": "arctan", "atan2": "arctan2", "sinh": "sinh",
+                   "cosh": "cosh", "tanh": "tanh", "exp": "exp", "log": "log",
+                   "sqrt": "sqrt", "abs": "abs", "pow": "power", "min": "fmin",
+                   "max": "fmax", "sign": "sign", "fmod": "fmod"}
+SCALAR_FUNCTIONS = {"sin": math.sin, "cos": math.cos, "tan": math.tan, "asin": math.asin,
+                    "acos": math.acos, "atan": math.atan, "atan2": math.atan2,
+                    "sinh": math.sinh, "cosh": math.cosh, "tanh": math.tanh,
+                    "exp": math.exp, "log": math.log, "sqrt": math.sqrt, "abs": math.fabs,
+                    "pow": math.pow,
+                    "min": lambda a, b: b if math.isnan(a) else (a if math.isnan(b) else min(a, b)),
+                    "max": lambda a, b: b if math.isnan(a) else (a if math.isnan(b) else max(a, b)),
+                    "sign": lambda a: 1.0 if a > 0 else (-1.0 if a < 0 else 0.0),
+                    "fmod": math.fmod}
+
+_LOAD = re.compile(r"([A-Za-z_]\w*)\[i([+-]\d+)?,j([+-]\d+)?,k([+-]\d+)?\]")
+_COORDINATE = re.compile(r"\(([xyz]) [+-]\d+ d[xyz]\)")
+_TEMPORARY = re.compile(r"t\d+")
+
+
+class FormulaError(Exception):
+    pass
+
+
+def read_expressions(path):
+    """The statements of an expressions file: [(name, right-hand side)], in order."""
+    statements = []
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith("#"):
+                if text.startswith("# stage") and text != "# stage 0":
+                    raise FormulaError(f"{path}:{number}: a calculation of several stages "
+                                       "(later stages read earlier ones' stores at offsets)")
+                continue
+            name, eq, rhs = text.partition(" = ")
+            if not eq or not re.fullmatch(r"[A-Za-z_]\w*", name):
+                raise FormulaError(f"{path}:{number}: not a statement: {text!r}")
+            statements.append((name, rhs))
+    if not statements:
+        raise FormulaError(f"{path}: no statements")
+    return statements
+
+
+class _Rewrite(ast.NodeTransformer):
+    """One right-hand side, parsed by Python's own parser, to the generated function's
+    code: loads to at() calls, names to their values, calls to the array module's."""
+
+    def __init__(self, formula, loads):
+        self.f, self.loads = formula, loads
+        self.uniform = True   # no load and no varying temporary below
+        self.temps = set()    # varying temporaries read
+
+    def visit_Name(self, node):
+        f, name = self.f, node.id
+        if name in self.loads:
+            self.uniform = False
+            gf, off = self.loads[name]
+            return ast.Call(ast.Name("at", ast.Load()),
+                            [ast.Name("g_" + gf, ast.Load()),
+                             ast.Tuple([ast.Constant(o) for o in off], ast.Load())], [])
+        if name in f.constants:
+            return ast.Name(f.constants[name], ast.Load())
+        if name in f.varying:
+            self.uniform = False
+            self.temps.add(name)
+            return ast.Name(name, ast.Load())
+        if name in ("x", "y", "z", "t"):
+            raise FormulaError(f"the coordinate or time {name!r} (not supported here)")
+        raise FormulaError(f"unknown name {name!r} (not a temporary defined before, a "
+                           "parameter of the manifest, or dx dy dz)")
+
+    def visit_Call(self, node):
+        if not isinstance(node.func, ast.Name) or node.keywords:
+            raise FormulaError(f"unexpected call {ast.unparse(node)}")
+        name = node.func.id
+        if name not in ARRAY_FUNCTIONS:
+            raise FormulaError(f"function {name!r} is not in peers.py's ARRAY_FUNCTIONS")
+        before = self.uniform
+        self.uniform = True
+        args = [self.visit(a) for a in node.args]
+        if self.uniform:  # every argument is a number: computed once, here
+            value = SCALAR_FUNCTIONS[name](*[self.f.evaluate(a) for a in args])
+            self.uniform = before
+            return ast.Name(self.f.constant(f"c{len(self.f.scope)}", value), ast.Load())
+        return ast.Call(ast.Name("fn_" + name, ast.Load()), args, [])
+
+
+class GeneratedFormula:
+    """The calculation of an expressions file as a Python function over an array module.
+
+    build(at, system) returns rhs(*inputs) -> outputs (in the manifest's orders)."""
+
+    def __init__(self, path, inputs, outputs, parameters, spacing, ghost=None):
+        self.path, self.inputs, self.outputs = path, list(inputs), list(outputs)
+        # The numbers: a name of the formula -> the variable of the generated code that holds
+        # it (never a literal: ast.unparse would write -0.5 ** 2 for (-0.5)^2).
+        self.scope, self.constants = {}, {}
+        for name, value in parameters.items():
+            self.constants[name] = self.constant("p_" + name, value)
+        for axis, name in enumerate(("dx", "dy", "dz")):
+            self.constants[name] = self.constant("s_" + name, spacing[axis])
+        self.varying = set()
+        statements = read_expressions(path)
+        body, uses, stored = [], [], {}
+        radius = 0
+        for number, (name, text) in enumerate(statements):
+            where = f"{path}, statement {number + 1} ({name})"
+            if _COORDINATE.search(text):
+                raise FormulaError(f"{where}: a shifted coordinate (not supported here)")
+            loads = {}
+
+            def load(m):
+                gf = m.group(1)
+                off = tuple(int(m.group(g) or 0) for g in (2, 3, 4))
+                token = f"_load_{len(loads)}"
+                loads[token] = (gf, off)
+                return token
+            text = _LOAD.sub(load, text).replace("^", "**")
+            try:
+                tree = ast.parse(text, mode="eval")
+            except SyntaxError as e:
+                raise FormulaError(f"{where}: cannot parse {text[:200]!r}: {e}") from e
+            for gf, off in loads.values():
+                if gf not in self.inputs:
+                    raise FormulaError(f"{where}: loads {gf}, which is not an input")
+                radius = max([radius] + [abs(o) for o in off])
+            rewrite = _Rewrite(self, loads)
+            expr = ast.fix_missing_locations(ast.Expression(rewrite.visit(tree.body)))
+            is_output = name in self.outputs and not _TEMPORARY.fullmatch(name)
+            if is_output:
+                if name in stored:
+                    raise FormulaError(f"{where}: {name} is stored twice")
+                stored[name] = (expr, rewrite.uniform, loads)
+            elif not _TEMPORARY.fullmatch(name):
+                raise FormulaError(f"{where}: {name} is neither a temporary tN nor an output")
+            elif rewrite.uniform:
+                self.constants[name] = self.constant("u_" + name, self.evaluate(expr.body))
+                continue
+            else:
+                self.varying.add(name)
+            body.append((name, expr, rewrite.uniform, is_output, loads))
+            uses.append(rewrite.temps)
+        missing = [o for o in self.outputs if o not in stored]
+        if missing:
+            raise FormulaError(f"{path}: no statement for the outputs {missing}")
+        if ghost is not None and radius > ghost:
+            raise FormulaError(f"{path}: stencil radius {radius} > ghost {ghost}")
+        self.radius = radius
+        self.statements = len(body)
+        self.source, self.peak_live = self._source(body, uses)
+
+    def constant(self, variable, value):
+        """A variable of the generated code holding a number; its name."""
+        self.scope[variable] = float(value)
+        return variable
+
+    def evaluate(self, node):
+        """A uniform expression's value (numbers, the constants' variables, arithmetic)."""
+        if not isinstance(node, ast.Expression):
+            node = ast.fix_missing_locations(ast.Expression(node))
+        return float(eval(compile(node, self.path, "eval"), {"__builtins__": {}},
+                          dict(self.scope)))
+
+    def _source(self, body, uses):
+        last = {}
+        for k, temps in enumerate(uses):
+            for t in temps:
+                last[t] = k
+        lines = [f"def rhs({', '.join('g_' + name for name in self.inputs)}):"]
+        live = peak = 0
+        for k, (name, expr, uniform, is_output, loads) in enumerate(body):
+            code = ast.unparse(expr)
+            target = "o_" + name if is_output else name
+            if is_output and uniform:
+                # A number: the whole output array holds it.
+                code = f"fn_full_like(at(g_{self.inputs[0]}, (0, 0, 0)), {code})"
+            elif is_output and isinstance(expr.body, ast.Call) and \
+                    getattr(expr.body.func, "id", "") == "at":
+                code = f"copy({code})"  # a view of an input: the output is written
+            lines.append(f"    {target} = {code}")
+            live += 1
+            peak = max(peak, live)
+            dead = sorted(t for t, k_last in last.items() if k_last == k)
+            if dead:
+                lines.append(f"    del {', '.join(dead)}")
+                live -= len(dead)
+        lines.append(f"    return ({', '.join('o_' + o for o in self.outputs)},)")
+        return "\n".join(lines) + "\n", peak
+
+    def build(self, at, system):
+        scope = dict(self.scope, at=at, copy=system.copy,
+                     fn_full_like=system.function("full_like"))
+        for name in ARRAY_FUNCTIONS:
+            scope["fn_" + name] = system.function(ARRAY_FUNCTIONS[name])
+        exec(compile(self.source, self.path + " (translated)", "exec"), scope)
+        return scope["rhs"]
+
+
+def generated_formula(data_dir, spec, inputs, outputs, parameters, spacing, ghost=None):
+    if not spec.get("expressions"):
+        raise FormulaError("the manifest names no expressions file (bench_suite too old?)")
+    return GeneratedFormula(os.path.join(data_dir, spec["expressions"]), inputs, outputs,
+                            parameters, spacing, ghost)
+
+
+def rolled(ops):
+    """at() of the whole step: the periodic array shifted by the offset (roll(u, -off)[i] =
+    u[i + off]); arrays are [z][y][x]."""
+    def at(u, off):
+        shifts = tuple(-d for d in reversed(off) if d)
+        axes = tuple(a for a, d in enumerate(reversed(off)) if d)
+        return u if not shifts else ops.roll(u, shifts, axes)
+    return at
+
+
+# ---------------------------------------------------------------------------------------
 # Systems.  Each imports its library when constructed and raises Unavailable when it
 # cannot run here (no library, no GPU).
 
@@ -216,7 +462,7 @@ class NumpySystem:
     def to_host(self, a):
         return np.asarray(a)
 
-    def compile(self, fn):
+    def compile(self, fn, fresh=True):
         return fn
 
     def sync(self, arrays):
@@ -227,6 +473,9 @@ class NumpySystem:
 
     def copy(self, a):
         return a.copy()
+
+    def function(self, name):
+        return getattr(np, name)
 
     def release(self):
         pass
@@ -261,7 +510,7 @@ class JaxSystem:
     def to_host(self, a):
         return np.asarray(a)
 
-    def compile(self, fn):
+    def compile(self, fn, fresh=True):
         return self.jax.jit(fn)
 
     def sync(self, arrays):
@@ -273,6 +522,9 @@ class JaxSystem:
 
     def copy(self, a):
         return self.jnp.copy(a)
+
+    def function(self, name):
+        return getattr(self.jnp, name)
 
     def release(self):
         pass
@@ -301,7 +553,7 @@ class CupySystem:
     def to_host(self, a):
         return self.cupy.asnumpy(a)
 
-    def compile(self, fn):
+    def compile(self, fn, fresh=True):
         return fn
 
     def sync(self, arrays):
@@ -312,6 +564,9 @@ class CupySystem:
 
     def copy(self, a):
         return a.copy()
+
+    def function(self, name):
+        return getattr(self.cupy, name)
 
     def release(self):
         self.cupy.get_default_memory_pool().free_all_blocks()
@@ -343,12 +598,15 @@ class TorchSystem:
     def to_host(self, a):
         return a.cpu().numpy()
 
-    def compile(self, fn):
+    def compile(self, fn, fresh=True):
         # A fresh Dynamo cache per function, as in a fresh process: the closures of one
         # builder share a code object, and a second compile of it with other shapes would
-        # make Dynamo switch to dynamic shapes.  fullgraph: a graph break would run part of
-        # the function eagerly, a silent fallback; make it an error instead.
-        self.torch._dynamo.reset()
+        # make Dynamo switch to dynamic shapes.  (fresh=False: a further piece of the same
+        # measurement, of other code, whose compiled companions must stay.)  fullgraph: a
+        # graph break would run part of the function eagerly, a silent fallback; make it an
+        # error instead.
+        if fresh:
+            self.torch._dynamo.reset()
         return self.torch.compile(fn, fullgraph=True)
 
     def sync(self, arrays):
@@ -359,6 +617,24 @@ class TorchSystem:
 
     def copy(self, a):
         return a.clone()
+
+    def function(self, name):
+        """The numpy-named function in torch; a number beside a tensor in a binary
+        function becomes a tensor of its shape (torch.fmin and the like take tensors)."""
+        torch = self.torch
+        binary = {"fmin": torch.fmin, "fmax": torch.fmax, "arctan2": torch.atan2,
+                  "fmod": torch.fmod, "power": torch.pow}
+        if name not in binary:
+            return getattr(torch, name)
+        op = binary[name]
+
+        def apply(a, b):
+            if not isinstance(a, torch.Tensor):
+                a = torch.full_like(b, a)
+            if not isinstance(b, torch.Tensor):
+                b = torch.full_like(a, b)
+            return op(a, b)
+        return apply
 
     def release(self):
         self.torch.cuda.empty_cache()
@@ -394,10 +670,12 @@ def library_versions():
 # ---------------------------------------------------------------------------------------
 # Inputs, references, checking and timing.
 
-def initial_data(shape_zyx, gf):
-    """Grid function number gf over its whole allocated array, as bench_suite fills it."""
+def initial_data(shape_zyx, gf, amplitude=1.0, base=0.0):
+    """Grid function number gf over its whole allocated array, as bench_suite fills it
+    (bench/common/patch.hpp): base + amplitude * sin(0.001 i + gf), i the linear index."""
     size = int(np.prod(shape_zyx))
-    return np.sin(0.001 * np.arange(size, dtype=np.float64) + gf).reshape(shape_zyx)
+    wave = np.sin(0.001 * np.arange(size, dtype=np.float64) + gf)
+    return (base + amplitude * wave).reshape(shape_zyx)
 
 
 def relative_error(x, ref):
@@ -428,25 +706,36 @@ def statistics(samples):
             "p10_s": float(p10), "p90_s": float(p90), "samples_s": [float(x) for x in s]}
 
 
-def time_calls(system, fn, args, warmup, repeats, batch):
-    """Seconds per call: `repeats` samples, each the wall time of `batch` back-to-back calls
-    between synchronisations, divided by `batch`."""
-    out = None
+def time_calls(system, fn, args, warmup, repeats, batch, max_seconds=SLOW_SECONDS):
+    """(seconds per call, the batch and the number of samples used): `repeats` samples,
+    each the wall time of `batch` back-to-back calls between synchronisations, divided by
+    `batch`.  One call is timed first (after the check's call, which compiled it): a call
+    slower than SLOW_CALL_S (CuPy's BSSN, one kernel per operation) is timed alone (batch 1;
+    synchronising then costs under 0.1%), without further warm-up, in as many samples as fit
+    in max_seconds (at least 3, at most `repeats`): 30 x 10 calls of such a system would take
+    hours at 256^3."""
+    system.sync(args)
+    t0 = time.perf_counter()
+    out = fn(*args)
+    system.sync(out)
+    probe = time.perf_counter() - t0
+    if probe > SLOW_CALL_S:
+        batch, warmup = 1, 0
+        repeats = min(repeats, max(3, int(max_seconds / probe)))
     for _ in range(warmup):
         out = None  # outputs live only until the next call
         out = fn(*args)
-    if out is not None:
-        system.sync(out)
+    system.sync(out)
     samples = []
     for _ in range(repeats):
-        system.sync(out if out is not None else args)
+        system.sync(out)
         t0 = time.perf_counter()
         for _ in range(batch):
             out = None
             out = fn(*args)
         system.sync(out)
         samples.append((time.perf_counter() - t0) / batch)
-    return samples
+    return samples, batch
 
 
 def evaluate(system, fn, host_inputs, output_names, references, args):
@@ -469,8 +758,8 @@ def evaluate(system, fn, host_inputs, output_names, references, args):
         result["status"] = "wrong"
         result["error"] = f"relative error {err:.3e} > {TOLERANCE:g} (output {worst})"
         return result
-    result.update(statistics(time_calls(system, fn, inputs, args.warmup, args.repeats,
-                                        args.batch)))
+    samples, batch = time_calls(system, fn, inputs, args.warmup, args.repeats, args.batch)
+    result.update(statistics(samples), batch=batch)
     return result
 
 
@@ -482,20 +771,35 @@ def load_references(data_dir, files):
 class Benchmark:
     name: str
     spec: dict
-    stencil: Stencil
+    stencil: Optional[Stencil]  # None: the generated formula
+    _formula: Optional[GeneratedFormula] = None
+
+    def formula(self, data_dir):
+        """The generated formula (parsed once, shared by the systems)."""
+        if self._formula is None:
+            spec = self.spec
+            self._formula = generated_formula(data_dir, spec, spec["inputs"], spec["outputs"],
+                                              spec.get("parameters", {}), spec["spacing"],
+                                              spec.get("ghost"))
+        return self._formula
 
 
-def read_benchmarks(manifest, wanted):
-    """The manifest's benchmarks that this script knows, in manifest order."""
+def read_benchmarks(manifest, wanted, generated=False):
+    """The manifest's benchmarks that this script knows, in manifest order: those with a
+    hand-written stencil (unless `generated`), and those whose manifest entry names an
+    expressions file (the generated formula)."""
     known = []
     for spec in manifest.get("benchmarks", []):
         name = spec.get("name", "?")
         if wanted is not None and name not in wanted:
             continue
-        stencil = STENCILS.get(spec.get("calculation"))
+        stencil = None if generated else STENCILS.get(spec.get("calculation"))
         if stencil is None:
-            warn(f"skipping benchmark {name}: unknown calculation "
-                 f"{spec.get('calculation')!r}")
+            if spec.get("expressions"):
+                known.append(Benchmark(name, spec, None))
+            else:
+                warn(f"skipping benchmark {name}: unknown calculation "
+                     f"{spec.get('calculation')!r} and no expressions file")
             continue
         order, g = spec.get("fd_order"), spec.get("ghost")
         if stencil.orders and order not in stencil.orders:
@@ -513,6 +817,14 @@ def read_benchmarks(manifest, wanted):
             continue
         known.append(Benchmark(name, spec, stencil))
     return known
+
+
+def whole_steps(manifest):
+    """The manifest's whole steps: "whole_steps" (a list), or an older manifest's single
+    "whole_step"."""
+    if "whole_steps" in manifest:
+        return list(manifest["whole_steps"])
+    return [manifest["whole_step"]] if manifest.get("whole_step") else []
 
 
 def warn(message):
@@ -574,15 +886,23 @@ def run_rhs(system, bench, data_dir, host_input, args):
     spec, stencil = bench.spec, bench.stencil
     result = base_result(system.name, bench.name, "rhs")
     result.update(fd_order=spec.get("fd_order"), ghost=spec.get("ghost"),
-                  alloc=spec.get("alloc"), compulsory_bytes=spec.get("compulsory_bytes"))
+                  alloc=spec.get("alloc"), compulsory_bytes=spec.get("compulsory_bytes"),
+                  formula="hand-written" if stencil else "generated")
     try:
         g = spec["ghost"]
         n = [a - 2 * g for a in spec["alloc"]]
-        rhs = stencil.build(spec.get("fd_order"), g, n, spec["spacing"], system)
+        if stencil is not None:
+            rhs = stencil.build(spec.get("fd_order"), g, n, spec["spacing"], system)
+            inputs, outputs = stencil.inputs, stencil.outputs
+        else:
+            formula = bench.formula(data_dir)
+            result.update(statements=formula.statements, peak_live_arrays=formula.peak_live)
+            rhs = formula.build(interior(g, n), system)
+            inputs, outputs = formula.inputs, formula.outputs
         references = load_references(data_dir, spec["reference"])
         result.update(evaluate(system, system.compile(rhs),
-                               [host_input(bench.name, name) for name in stencil.inputs],
-                               stencil.outputs, references, args))
+                               [host_input(bench.name, name) for name in inputs],
+                               outputs, references, args))
     except Exception as e:
         failure(result, e)
     if result["median_s"] and spec.get("compulsory_bytes"):
@@ -590,9 +910,64 @@ def run_rhs(system, bench, data_dir, host_input, args):
     return result
 
 
+def build_rk4_generated(formula, step, dt, system):
+    """The whole step of a generated formula, compiled: RK4 in the arithmetic of the wave's
+    step (y + (dt/6) (k1 + 2 k2 + 2 k3 + k4), the sum accumulated from the left as Python
+    evaluates it there, so that each k can go once it is added), the right-hand sides
+    evaluated on the periodic arrays through roll (rolled).  The right-hand side is compiled
+    on its own and called four times, the stage arithmetic compiled apart: a whole step
+    inlines four BSSN right-hand sides, and torch.compile took over 5 minutes on that
+    (200 s on one)."""
+    variables = list(step["variables"])
+    evolves = step["evolves"]
+    index = {v: i for i, v in enumerate(variables)}
+    missing = [v for v in formula.inputs if v not in index]
+    if missing:
+        raise FormulaError(f"the right-hand side reads {missing}, which are not evolved")
+    out_of = {}
+    for o, name in enumerate(formula.outputs):
+        if evolves.get(name) not in index:
+            raise FormulaError(f"output {name} evolves no variable of the step")
+        out_of[index[evolves[name]]] = o
+    if sorted(out_of) != list(range(len(variables))):
+        raise FormulaError("not every evolved variable has a right-hand side")
+    rhs = system.compile(formula.build(rolled(system), system))
+    ins = [index[v] for v in formula.inputs]
+    order = [out_of[v] for v in range(len(variables))]
+    m = len(variables)
+
+    def f(y):
+        out = rhs(*[y[i] for i in ins])
+        return [out[o] for o in order]
+
+    # (y..., k...) -> the next stage's state; (acc..., k...) -> acc + 2 k; the last.
+    half = system.compile(lambda *yk: tuple(u + (dt / 2) * a for u, a in zip(yk[:m], yk[m:])),
+                          fresh=False)
+    full = system.compile(lambda *yk: tuple(u + dt * a for u, a in zip(yk[:m], yk[m:])),
+                          fresh=False)
+    acc2 = system.compile(lambda *sk: tuple(s + 2 * a for s, a in zip(sk[:m], sk[m:])),
+                          fresh=False)
+    last = system.compile(lambda *ysk: tuple(u + (dt / 6) * (s + a) for u, s, a in
+                                             zip(ysk[:m], ysk[m:2 * m], ysk[2 * m:])),
+                          fresh=False)
+
+    def rk4_step(*y):
+        k = f(y)
+        acc = k
+        k = f(half(*y, *k))
+        acc = acc2(*acc, *k)
+        k = f(half(*y, *k))
+        acc = acc2(*acc, *k)
+        k = f(full(*y, *k))
+        return last(*y, *acc, *k)
+    return rk4_step
+
+
 def run_step(system, step, manifest, data_dir, args):
-    """The manifest's "whole_step": keys benchmark, method, dt, spacing, points, periodic,
-    state0 {phi, pi}, reference {phi, pi}; fd_order from the step or its benchmark."""
+    """A whole step of the manifest: keys benchmark, method, dt, spacing, points, periodic,
+    variables, state0 and reference (variable -> file); fd_order from the step or its
+    benchmark; for the generated formula also expressions, parameters and evolves.  The
+    wave's step (B1) is written by hand (build_rk4_wave) unless --generated."""
     result = base_result(system.name, step.get("benchmark", "?"), "step")
     # Every call steps the same state0 (no chaining), like the right-hand sides.
     result.update(method="RK4", chained=False, points=step.get("points"))
@@ -605,15 +980,31 @@ def run_step(system, step, manifest, data_dir, args):
             order = next(b["fd_order"] for b in manifest["benchmarks"]
                          if b.get("name") == step["benchmark"])
         result["fd_order"] = order
+        variables = list(step.get("variables") or step["state0"])
         state0 = load_references(data_dir, step["state0"])
         expected = tuple(reversed(step["points"]))
-        for name in ("phi", "pi"):
+        for name in variables:
             if state0[name].shape != expected:
                 raise ValueError(f"state0 {name} has shape {state0[name].shape}, "
                                  f"points (z, y, x) are {expected}")
-        fn = build_rk4_wave(order, step["spacing"], step["dt"], system)
-        result.update(evaluate(system, system.compile(fn), [state0["phi"], state0["pi"]],
-                               ("phi", "pi"), load_references(data_dir, step["reference"]),
+        spec = next((b for b in manifest.get("benchmarks", [])
+                     if b.get("name") == step["benchmark"]), {})
+        if (not args.generated and variables == ["phi", "pi"]
+                and spec.get("calculation", "wave_rhs") == "wave_rhs"):
+            result["formula"] = "hand-written"
+            fn = build_rk4_wave(order, step["spacing"], step["dt"], system)
+        else:
+            result["formula"] = "generated"
+            formula = GeneratedFormula(os.path.join(data_dir, step["expressions"]),
+                                       spec.get("inputs") or variables,
+                                       spec.get("outputs") or list(step["evolves"]),
+                                       step.get("parameters", {}), step["spacing"])
+            result.update(statements=formula.statements, peak_live_arrays=formula.peak_live)
+            fn = build_rk4_generated(formula, step, step["dt"], system)  # compiled
+        if result["formula"] == "hand-written":
+            fn = system.compile(fn)
+        result.update(evaluate(system, fn, [state0[v] for v in variables],
+                               variables, load_references(data_dir, step["reference"]),
                                args))
     except Exception as e:
         failure(result, e)
@@ -666,6 +1057,11 @@ def main(argv=None):
     parser.add_argument("--repeats", type=positive, default=30)
     parser.add_argument("--batch", type=positive, default=10)
     parser.add_argument("--warmup", type=non_negative, default=5)
+    parser.add_argument("--no-step", action="store_true", help="leave out the whole steps")
+    parser.add_argument("--generated", action="store_true",
+                        help="use the generated formula (the benchmark's expressions file) "
+                             "for every benchmark and step, also where a hand-written one "
+                             "exists (a test of the translation)")
     args = parser.parse_args(argv)
 
     manifest_path = os.path.join(args.data_dir, "manifest.json")
@@ -675,10 +1071,10 @@ def main(argv=None):
     except (OSError, ValueError) as e:
         sys.exit(f"peers.py: cannot read {manifest_path}: {e}")
     wanted = set(args.benchmarks) if args.benchmarks is not None else None
-    benchmarks = read_benchmarks(manifest, wanted)
-    step = manifest.get("whole_step")
-    if step and wanted is not None and not wanted & {"step", step.get("benchmark")}:
-        step = None
+    benchmarks = read_benchmarks(manifest, wanted, args.generated)
+    steps = [] if args.no_step else [
+        st for st in whole_steps(manifest)
+        if wanted is None or wanted & {"step", st.get("benchmark")}]
     if wanted is not None:
         listed = {b.get("name") for b in manifest.get("benchmarks", [])} | {"step"}
         for name in sorted(wanted - listed):
@@ -711,12 +1107,13 @@ def main(argv=None):
     def host_input(bench_name, array_name):
         spec = next(b.spec for b in benchmarks if b.name == bench_name)
         gf = spec["grid_functions"].index(array_name)
-        return initial_data(tuple(reversed(spec["alloc"])), gf)
+        fill = spec.get("fill", {})  # older manifests: sin(0.001 i + gf) everywhere
+        return initial_data(tuple(reversed(spec["alloc"])), gf, fill.get("amplitude", 1.0),
+                            fill.get("base", {}).get(array_name, 0.0))
 
     for name, (system, reason) in systems.items():
         kinds = [(b.name, "rhs") for b in benchmarks]
-        if step:
-            kinds.append((step.get("benchmark", "?"), "step"))
+        kinds += [(st.get("benchmark", "?"), "step") for st in steps]
         if system is None:
             for bench_name, kind in kinds:
                 result = base_result(name, bench_name, kind)
@@ -726,8 +1123,8 @@ def main(argv=None):
         for bench in benchmarks:
             report.add(run_rhs(system, bench, args.data_dir, host_input, args))
             system.release()
-        if step:
-            report.add(run_step(system, step, manifest, args.data_dir, args))
+        for st in steps:
+            report.add(run_step(system, st, manifest, args.data_dir, args))
             system.release()
 
     report.write()

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The benchmark suite in one command, on a machine with a GPU:
 #   bash bench/suite/run.sh [N]        (default N = 256)
-# 1. builds bench_suite and runs it: the CPU references of B1-B4 (and of one RK4 step of B1)
-#    into $build/bench-suite, then Saguaro with the model's and the default mapping and the naive
-#    CUDA kernels, each checked against the reference (relative error <= 1e-10) and timed, with the
-#    triad bandwidth (the roofline) measured in the same run;
+# 1. builds bench_suite and runs it: the CPU references of B1-B5 (and of one RK4 step of B1 and
+#    of B5) into $build/bench-suite, then Saguaro with the model's and the default mapping and the
+#    naive CUDA kernels (none for B5: n/a), each checked against the reference (relative error
+#    <= 1e-10) and timed, with the triad bandwidth (the roofline) measured in the same run;
 # 2. runs bench/suite/peers.py on the same data: JAX, CuPy and torch.compile, checked the same way
-#    and timed the same way;
+#    and timed the same way (B5 through the formula generated from Saguaro's lowering, which
+#    bench_suite writes next to the references; torch.compile takes minutes to compile it);
 # 3. bench/suite/report.py merges both into bench/results/<date>-<gpu>.{json,md,svg}; the console
 #    output goes to bench/results/<date>-<gpu>.txt.
 # Exits non-zero (after writing the results) when any system disagrees with the reference.
