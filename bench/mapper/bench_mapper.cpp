@@ -293,11 +293,7 @@ calc::Mapping one_kernel_per_store(const calc::Calculation& calc, const model::D
       const mapper::BlockSearchResult r = mapper::search_blocks(profile, device, bo);
       if (r.best.empty())
         throw std::runtime_error("no block configuration fits store " + std::to_string(st));
-      km.block = r.best.front().block;
-      for (std::size_t i = 0; i < profile.inputs.size(); ++i)
-        if (profile.inputs[i].grid_function >= 0 &&
-            r.best.front().strategies[i] != calc::Buffering::Unbuffered)
-          km.buffering[profile.inputs[i].grid_function] = r.best.front().strategies[i];
+      mapper::apply(km, profile, r.best.front());
       m.kernels.push_back(std::move(km));
     }
   return m;

@@ -875,11 +875,10 @@ private:
       result = apply_user_operator(*it->second, e, {axes[0]}, inner);
     } else if (it != operators_.end()) {
       result = apply_user_operator(*it->second, e, axes, operand);
-    } else if (e.name == "DupwindAnti") {
-      result = apply_weights(operand, upwind_first_derivative(options_.fd_order).antisymmetric,
-                             axes[0]);
-    } else if (e.name == "DupwindSymm") {
-      result = apply_weights(operand, upwind_first_derivative(options_.fd_order).symmetric,
+    } else if (e.name == "DupwindAnti" || e.name == "DupwindSymm") {
+      const UpwindParts parts = upwind_first_derivative(options_.fd_order);
+      result = apply_weights(operand, e.name == "DupwindAnti" ? parts.antisymmetric
+                                                              : parts.symmetric,
                              axes[0]);
     } else if (axes.size() == 1) {
       result = apply_weights(operand, centered_first_derivative(options_.fd_order), axes[0]);

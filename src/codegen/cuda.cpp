@@ -299,7 +299,6 @@ std::string KernelEmitter::emit(CudaKernel& k, const std::map<NodeId, int>& temp
     emit_tree(t);
     store_to << "    t" << temporary_slot.at(t) << "[idx] = " << ref(t) << ";\n";
   }
-  for (NodeId id : plan_.nodes) emit_tree(id); // anything no store reaches (none expected)
 
   // Arguments.
   std::set<int> fields;

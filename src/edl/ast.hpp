@@ -85,8 +85,6 @@ struct GroupDecl {
   SourceLoc loc;
 };
 
-// `Dplus u_i = (u_(i+1) - u_(i)) / h`: `operand` holds the dummy grid function and the
-// direction slots; `rhs` refers to the operand with shifted indices and to `h`.
 // The built-in derivative operators (EDL.md, "Derivatives"): D (centered D_i, D_ij of the run's
 // order) and the two parts of the upwinded first derivative, so that the advection term
 // beta^k d_k u upwinded is written  beta^k DupwindAnti_k u + abs(beta^k) DupwindSymm_k u.
@@ -98,6 +96,8 @@ inline bool is_builtin_operator(std::string_view name) {
          kBuiltinOperators.end();
 }
 
+// `Dplus u_i = (u_(i+1) - u_(i)) / h`: `operand` holds the dummy grid function and the
+// direction slots; `rhs` refers to the operand with shifted indices and to `h`.
 struct DerivativeDef {
   std::string name;
   TensorRef operand;

@@ -60,6 +60,16 @@ model::KernelProfile apply(model::KernelProfile kernel, const KernelCandidate& c
   return kernel;
 }
 
+void apply(calc::KernelMapping& mapping, const model::KernelProfile& profile,
+           const KernelCandidate& candidate) {
+  mapping.block = candidate.block;
+  mapping.buffering.clear();
+  for (std::size_t i = 0; i < profile.inputs.size() && i < candidate.strategies.size(); ++i)
+    if (profile.inputs[i].grid_function >= 0 &&
+        candidate.strategies[i] != calc::Buffering::Unbuffered)
+      mapping.buffering[profile.inputs[i].grid_function] = candidate.strategies[i];
+}
+
 std::array<long, 3> kernel_extent(const model::KernelProfile& profile,
                                   const std::array<long, 3>& grid) {
   std::array<long, 3> e{};

@@ -53,6 +53,11 @@ BlockSearchResult search_blocks(const model::KernelProfile& kernel, const model:
 // `kernel` with `candidate`'s block configuration and strategies.
 model::KernelProfile apply(model::KernelProfile kernel, const KernelCandidate& candidate);
 
+// `mapping`'s block configuration and buffering from `candidate`, priced for `profile` (the
+// mapping's kernel): the strategy of every grid-function input that is not unbuffered.
+void apply(calc::KernelMapping& mapping, const model::KernelProfile& profile,
+           const KernelCandidate& candidate);
+
 // The region a kernel of `profile` computes on an interior of `grid` points: the stage's
 // extents added.
 std::array<long, 3> kernel_extent(const model::KernelProfile& profile,

@@ -653,13 +653,9 @@ public:
         km.stage = int(s);
         km.stores = k.stores;
         km.temporaries = k.temporaries;
-        km.block = c.block;
+        apply(km, price.profile, c);
         PricedKernel pk;
         pk.profile = apply(price.profile, c);
-        for (std::size_t i = 0; i < pk.profile.inputs.size(); ++i)
-          if (pk.profile.inputs[i].grid_function >= 0 &&
-              pk.profile.inputs[i].strategy != calc::Buffering::Unbuffered)
-            km.buffering[pk.profile.inputs[i].grid_function] = pk.profile.inputs[i].strategy;
         pk.prediction = c.prediction;
         pk.seconds = c.seconds;
         out.seconds += c.seconds;

@@ -117,24 +117,24 @@ CompiledProgram compile_generated(const calc::Program& program,
   CompiledProgram out{codegen::generate_cuda(program, mappings), {}};
   if (out.generated.kernels.empty()) return out;
   out.compiled = compile(out.generated.source, arch, options);
-  std::map<std::string, int> first_spills; // kernels that spilled: their spill stores
-  for (const auto& [name, report] : out.compiled.kernels)
-    if (report.spill_stores > 0) first_spills[name] = report.spill_stores;
-  if (first_spills.empty()) return out;
+  const std::map<std::string, PtxasReport> first = out.compiled.kernels;
+  std::set<std::string> whole; // the kernels that spilled
+  for (const auto& [name, report] : first)
+    if (report.spill_stores > 0) whole.insert(name);
+  if (whole.empty()) return out;
   double seconds = out.compiled.compile_seconds;
-  auto recompile = [&](const std::set<std::string>& whole) {
-    out.generated = codegen::generate_cuda(program, mappings, whole);
+  auto recompile = [&](const std::set<std::string>& whole_register_file) {
+    out.generated = codegen::generate_cuda(program, mappings, whole_register_file);
     out.compiled = compile(out.generated.source, arch, options);
     seconds += out.compiled.compile_seconds;
   };
-  std::set<std::string> whole;
-  for (const auto& [name, spills] : first_spills) whole.insert(name);
   recompile(whole);
   // ptxas's heuristics are not monotone: a kernel that spills more with the whole register
   // file (BSSN's constraints: 452 bytes against 232) goes back to the first form.
   std::set<std::string> better;
   for (const std::string& name : whole)
-    if (out.compiled.kernels.at(name).spill_stores < first_spills.at(name)) better.insert(name);
+    if (out.compiled.kernels.at(name).spill_stores < first.at(name).spill_stores)
+      better.insert(name);
   if (better != whole) recompile(better);
   out.compiled.compile_seconds = seconds;
   return out;
