@@ -270,6 +270,10 @@ struct Simulation::CalcBinding {
   bool pointwise = false;       // reads nothing at a nonzero offset: runs on every point
   bool rhs = false;             // in MoL_CalcRHS: its outputs need no ghost exchange
   std::vector<int> outputs;     // GridFunctions indices of the last stage's stores
+  // A right-hand side split around the evolved variables' ghost exchange (decide_launches):
+  // its interior overlaps the messages, its boundary shell follows them.
+  bool split = false;
+  calc::RegionSplit regions;
 };
 
 Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
@@ -407,6 +411,7 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
     for (int o : c.outputs) b->outputs.push_back(b->field_index[o]);
     bindings_.push_back(std::move(b));
   }
+  decide_launches(backend);
 
   // Output.
   out_dir_ = output_directory(setup_);
@@ -647,6 +652,7 @@ std::vector<calc::Mapping> Simulation::choose_mappings(const std::string& backen
 // after so that the state is untouched; the fastest candidate is kept. The CUDA backend's
 // timings of every candidate stay in the prediction log.
 void Simulation::verify_mappings() {
+  ensure_ghosts();
   const calc::Program& program = setup_.program;
   runtime::ArraySpace& space = fields_->space();
   const std::size_t points = std::size_t(decomposition_->patch().alloc()[0]) *
@@ -671,6 +677,7 @@ void Simulation::verify_mappings() {
       CalcBinding trial = b;
       trial.kernel = compiled[i].get();
       trial.rhs = true; // no ghost exchange while timing
+      trial.split = false;
       std::vector<double> runs;
       for (int r = 0; r < 6; ++r) {
         space.synchronize();
@@ -781,6 +788,13 @@ bool Simulation::write_prediction_log(bool at_end) {
   std::vector<io::PredictionRecord> records;
   try {
     records = io::prediction_records(setup_.program, mappings_, timings, source, candidates_);
+    if (!exchange_samples_.empty()) {
+      io::PredictionRecord like;
+      like.backend = source.backend;
+      like.device = source.device != nullptr ? source.device->name : "";
+      like.ranks = source.ranks;
+      records.push_back(exchange_record(like));
+    }
     io::write_predictions(out_dir_, records);
   } catch (const std::exception& e) {
     log_ << "saguaro: the prediction log was not written: " << e.what() << "\n";
@@ -788,6 +802,38 @@ bool Simulation::write_prediction_log(bool at_end) {
   }
   if (at_end) log_ << "\n" << io::prediction_table(records);
   return true;
+}
+
+// The prediction log's row for the evolved variables' ghost exchange: the interconnect
+// model's time (latency + bytes / bandwidth per phase) against the measured exchanges.
+io::PredictionRecord Simulation::exchange_record(const io::PredictionRecord& like) const {
+  io::PredictionRecord r;
+  r.calculation = "ghost exchange";
+  r.name = "exchange";
+  r.mapping = exchange_words_;
+  r.backend = like.backend;
+  r.device = like.device;
+  r.ranks = like.ranks;
+  r.iteration = iteration_;
+  r.launches = long(exchange_samples_.size());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  r.points = nan;
+  r.predicted_hu = r.predicted_chemora = exchange_predicted_;
+  r.launch = r.l2 = r.dram = r.data = r.latency = r.issue = nan;
+  r.occupancy = nan;
+  r.limiter = std::isnan(exchange_predicted_) ? "" : "interconnect";
+  r.note = std::isnan(exchange_predicted_)
+               ? "no interconnect description (saguaro calibrate --interconnect measures one)"
+               : "";
+  r.measured_median = runtime::median(exchange_samples_);
+  r.measured_min = *std::min_element(exchange_samples_.begin(), exchange_samples_.end());
+  r.measured_max = *std::max_element(exchange_samples_.begin(), exchange_samples_.end());
+  const std::size_t every = std::max<std::size_t>(1, exchange_samples_.size() / 200);
+  r.sample_every = int(every);
+  for (std::size_t i = 0; i < exchange_samples_.size(); i += every) r.samples.push_back(exchange_samples_[i]);
+  r.error_hu = r.error_chemora = (exchange_predicted_ - r.measured_median) / r.measured_median;
+  r.share = nan;
+  return r;
 }
 
 std::vector<double> Simulation::parameter_values() const {
@@ -810,21 +856,45 @@ std::vector<double> Simulation::parameter_values() const {
   return values;
 }
 
-// Runs one calculation over its region: pointwise calculations on every allocated point (so
-// initial data is defined on the outer boundary too), boundary calculations on the outer
-// layers, the rest on the owned points. Outputs that later stencils or output read are
-// exchanged.
-void Simulation::run_calculation(const CalcBinding& b) {
+runtime::KernelArgs Simulation::kernel_args(const CalcBinding& b) const {
   const grid::Patch& patch = decomposition_->patch();
-  const int g = ghost_;
   runtime::KernelArgs args;
   for (int f : b.field_index) args.fields.push_back(fields_->data(f));
   args.alloc = patch.alloc();
   args.origin = patch.spec.origin;
-  for (int a = 0; a < 3; ++a) args.index_offset[a] = patch.owned.lo[a] - g;
+  for (int a = 0; a < 3; ++a) args.index_offset[a] = patch.owned.lo[a] - ghost_;
   args.spacing = patch.spec.spacing;
   args.time = time_;
   args.parameters = parameters_;
+  return args;
+}
+
+void Simulation::run_region(const CalcBinding& b, const calc::Region& region,
+                            const std::string& part) {
+  if (region.empty()) return;
+  runtime::KernelArgs args = kernel_args(b);
+  args.lo = region.lo;
+  args.hi = region.hi;
+  args.region = part;
+  b.kernel->run(args);
+}
+
+// Runs one calculation over its region: pointwise calculations on every allocated point (so
+// initial data is defined on the outer boundary too), boundary calculations on the outer
+// layers, the rest on the owned points. Outputs that later stencils or output read are
+// exchanged. A calculation that reads ghosts while the evolved variables' are out of date
+// exchanges them first (overlapping its interior when it is split).
+void Simulation::run_calculation(const CalcBinding& b) {
+  const grid::Patch& patch = decomposition_->patch();
+  const int g = ghost_;
+  if (!b.pointwise && ghosts_stale_) {
+    if (b.split) {
+      exchange_state(&b);
+      return; // a right-hand side: nothing of its own to exchange
+    }
+    ensure_ghosts();
+  }
+  runtime::KernelArgs args = kernel_args(b);
   grid::Index3 n = patch.size();
   if (b.calc->on_boundary) {
     // One launch per outer face layer, over the whole allocated extent of the other axes.
@@ -844,13 +914,204 @@ void Simulation::run_calculation(const CalcBinding& b) {
   } else {
     args.lo = {g, g, g};
     args.hi = {g + n[0], g + n[1], g + n[2]};
+    const bool timed = timing_step_ && b.rhs;
+    runtime::ArraySpace& space = fields_->space();
+    const int before = timed ? space.mark(runtime::ArraySpace::Queue::compute) : -1;
     b.kernel->run(args);
+    if (timed) step_whole_rhs_.push_back({before, space.mark(runtime::ArraySpace::Queue::compute)});
   }
   if (!b.rhs && !b.outputs.empty()) {
     std::vector<double*> out;
     for (int f : b.outputs) out.push_back(fields_->data(f));
     decomposition_->sync(out, fields_->space());
   }
+}
+
+void Simulation::exchange_state(const CalcBinding* overlap) {
+  using Queue = runtime::ArraySpace::Queue;
+  runtime::ArraySpace& space = fields_->space();
+  std::vector<double*> state;
+  for (int e : evolved_) state.push_back(fields_->data(e));
+  ExchangeMarks m;
+  const bool timed = timing_step_;
+  if (timed) m.before = space.mark(Queue::compute);
+  decomposition_->begin_sync(state, space, timed);
+  if (overlap) run_region(*overlap, overlap->regions.interior, "interior");
+  if (timed) m.interior_done = overlap ? space.mark(Queue::compute) : m.before;
+  decomposition_->finish_sync();
+  ghosts_stale_ = false;
+  if (flat_pending_) {
+    flat_pending_ = false;
+    boundary_state();
+  }
+  if (timed) m.joined = space.mark(Queue::compute);
+  if (overlap)
+    for (const calc::Region& box : overlap->regions.shell) run_region(*overlap, box, "boundary shell");
+  if (timed) {
+    m.shell_done = overlap ? space.mark(Queue::compute) : m.joined;
+    const grid::Decomposition::Marks x = decomposition_->last_marks();
+    m.started = x.started;
+    m.finished = x.finished;
+    step_exchanges_.push_back(m);
+  }
+}
+
+void Simulation::ensure_ghosts() {
+  if (ghosts_stale_) exchange_state(nullptr);
+}
+
+// Which right-hand sides are split around the evolved variables' ghost exchange
+// (Saguaro::exchange_overlap), and how messages travel (Saguaro::cuda_aware_mpi).
+void Simulation::decide_launches(const std::string& backend) {
+  const param::Registry& reg = setup_.registry;
+  runtime::ArraySpace& space = fields_->space();
+  const std::string aware = reg.get_keyword("Saguaro", "cuda_aware_mpi");
+  const bool device_pointers = aware == "yes" || (aware == "auto" && grid::mpi_takes_device_pointers());
+  decomposition_->use_device_messages(space.on_device() && device_pointers);
+  if (!decomposition_->has_remote_faces()) return;
+
+  const std::vector<double> bytes = decomposition_->message_bytes(int(evolved_.size()));
+  std::string phases;
+  for (double b : bytes) phases += fmt::format("{}{:.3g} MB", phases.empty() ? "" : ", ", b * 1e-6);
+  exchange_words_ = fmt::format("{} evolved variables, {} phase{} of 2 messages ({}), {}",
+                                evolved_.size(), bytes.size(), bytes.size() == 1 ? "" : "s",
+                                phases, decomposition_->transport(space));
+  const bool modelled = backend == "cuda" && device_ && device_->kind == "gpu" &&
+                        model::describes_interconnect(*device_);
+  if (modelled) {
+    exchange_predicted_ = 0;
+    for (double b : bytes) exchange_predicted_ += model::message_seconds(*device_, b);
+  }
+  mapper_log_.push_back(
+      fmt::format("ghost exchange: {}{}", exchange_words_,
+                  modelled ? fmt::format("; predicted {:.3g} ms", exchange_predicted_ * 1e3)
+                           : std::string("; no interconnect description to predict it")));
+
+  const std::string mode = reg.get_keyword("Saguaro", "exchange_overlap");
+  const grid::Patch& patch = decomposition_->patch();
+  // The shell lies along the faces whose ghosts arrive by message and along the outer faces
+  // (their flat boundaries are applied once the messages are in).
+  std::array<std::array<bool, 2>, 3> faces = decomposition_->remote_faces();
+  for (int a = 0; a < 3; ++a)
+    for (int s = 0; s < 2; ++s) faces[a][s] = faces[a][s] || patch.outer[a][s];
+  const grid::Index3 n = patch.size();
+  const calc::Region owned{{ghost_, ghost_, ghost_},
+                           {ghost_ + n[0], ghost_ + n[1], ghost_ + n[2]}};
+  for (std::size_t i = 0; i < bindings_.size(); ++i) {
+    CalcBinding& b = *bindings_[i];
+    if (!b.rhs || b.pointwise || b.calc->on_boundary || mode == "no") continue;
+    b.regions = calc::split_region(owned, runtime::required_margin(*b.calc), faces);
+    if (b.regions.interior.empty()) continue;
+    std::string why;
+    if (mode == "yes") {
+      b.split = true;
+      why = "split (Saguaro::exchange_overlap = yes)";
+    } else if (modelled) {
+      mapper::MapperOptions options;
+      options.grid = {n[0], n[1], n[2]};
+      mapper::ExchangeCost cost;
+      cost.seconds = exchange_predicted_;
+      cost.faces = faces;
+      const calc::Mapping& mapping =
+          mappings_[i].kernels.empty() ? calc::default_mapping(*b.calc) : mappings_[i];
+      const mapper::LaunchChoice choice =
+          mapper::choose_launches(*b.calc, mapping, *device_, options, cost);
+      b.split = choice.split;
+      why = choice.reason;
+    } else {
+      b.split = true;
+      why = "split (no interconnect description to price the exchange)";
+    }
+    mapper_log_.push_back(fmt::format("{}: {}", b.calc->name, why));
+  }
+  for (const auto& b : bindings_) exchange_overlap_ = exchange_overlap_ || b->split;
+}
+
+// The breakdown of a time step: the right-hand sides' interior (or whole) launches, their
+// boundary shells, the evolved variables' ghost exchange (first pack to last unpack, or the
+// self-copies when no message is sent) and the time the compute queue waited for it (idle);
+// maxima over ranks go to step_breakdown.tsv.
+void Simulation::begin_step_breakdown() {
+  fields_->space().clear_marks();
+  step_exchanges_.clear();
+  step_whole_rhs_.clear();
+  timing_step_ = true;
+}
+
+void Simulation::end_step_breakdown(double step_seconds) {
+  timing_step_ = false;
+  runtime::ArraySpace& space = fields_->space();
+  std::array<double, 5> row{step_seconds, 0, 0, 0, 0};
+  for (const ExchangeMarks& m : step_exchanges_) {
+    row[1] += space.seconds(m.before, m.interior_done);
+    row[2] += space.seconds(m.joined, m.shell_done);
+    if (m.started >= 0 && m.finished >= 0) {
+      const double x = space.seconds(m.started, m.finished);
+      row[3] += x;
+      exchange_samples_.push_back(x);
+    } else {
+      row[3] += space.seconds(m.before, m.joined);
+    }
+    row[4] += std::max(0.0, space.seconds(m.interior_done, m.joined));
+  }
+  for (const auto& [a, b] : step_whole_rhs_) row[1] += space.seconds(a, b);
+  space.clear_marks();
+  breakdown_.push_back(row);
+}
+
+void Simulation::write_step_breakdown() {
+  std::vector<double> flat;
+  for (const auto& row : breakdown_) flat.insert(flat.end(), row.begin(), row.end());
+  std::vector<double> max(flat.size());
+  MPI_Reduce(flat.data(), max.data(), int(flat.size()), MPI_DOUBLE, MPI_MAX, 0, comm_);
+  if (rank_ != 0 || breakdown_.empty()) return;
+  const grid::Patch& patch = decomposition_->patch();
+  const grid::Index3 n = patch.size();
+  std::string split;
+  for (const auto& b : bindings_)
+    if (b->split) split += (split.empty() ? "" : " ") + b->calc->name;
+  std::ostringstream out;
+  out << fmt::format("# saguaro step breakdown: {}, {} rank{} as {} x {} x {}, patch {} x {} x {}, "
+                     "backend {}; ghost exchange: {}; split around it: {}\n",
+                     setup_.par_path, patch.ranks, patch.ranks == 1 ? "" : "s",
+                     decomposition_->dims()[0], decomposition_->dims()[1],
+                     decomposition_->dims()[2], n[0], n[1], n[2], backend_->name(),
+                     exchange_words_.empty() ? "no messages" : exchange_words_,
+                     split.empty() ? "none" : split);
+  out << "# seconds per step, the maximum over ranks. interior: right-hand-side launches over "
+         "the interior (the whole patch when not split); boundary: over the boundary shell; "
+         "exchange: the evolved variables' ghost exchange, first pack to last unpack (the "
+         "self-copies when no message is sent); idle: the compute queue waiting for it\n";
+  out << "iteration\tstep_s\tinterior_s\tboundary_s\texchange_s\tidle_s\n";
+  const int first = iteration_ - int(breakdown_.size()) + 1;
+  for (std::size_t i = 0; i < breakdown_.size(); ++i) {
+    out << first + int(i);
+    for (int c = 0; c < 5; ++c) out << fmt::format("\t{:.6e}", max[5 * i + std::size_t(c)]);
+    out << "\n";
+  }
+  try {
+    fs::create_directories(out_dir_);
+    const fs::path file = fs::path(out_dir_) / "step_breakdown.tsv";
+    fs::path tmp = file;
+    tmp += ".tmp";
+    {
+      std::ofstream f(tmp);
+      f << out.str();
+      if (!f) throw std::runtime_error("cannot write " + tmp.string());
+    }
+    fs::rename(tmp, file);
+  } catch (const std::exception& e) {
+    log_ << "saguaro: step_breakdown.tsv was not written: " << e.what() << "\n";
+    return;
+  }
+  std::array<std::vector<double>, 5> columns;
+  for (std::size_t i = 0; i < breakdown_.size(); ++i)
+    for (int c = 0; c < 5; ++c) columns[std::size_t(c)].push_back(max[5 * i + std::size_t(c)]);
+  log_ << fmt::format("step breakdown, median of {} steps (max over ranks): step {:.4g} ms: "
+                      "interior {:.4g}, boundary shell {:.4g}, exchange {:.4g}, idle {:.4g} ms\n",
+                      breakdown_.size(), runtime::median(columns[0]) * 1e3,
+                      runtime::median(columns[1]) * 1e3, runtime::median(columns[2]) * 1e3,
+                      runtime::median(columns[3]) * 1e3, runtime::median(columns[4]) * 1e3);
 }
 
 // A copy of the patch whose outer faces are only those with boundary condition `kind`, so
@@ -869,6 +1130,7 @@ static grid::Patch faces_with(const grid::Patch& patch,
 }
 
 void Simulation::boundary_rhs() {
+  ensure_ghosts(); // the radiative condition differences along the face
   const grid::Patch& patch = decomposition_->patch();
   bool any = false;
   grid::Patch radiative = faces_with(patch, boundary_, grid::BoundaryKind::Radiative, any);
@@ -918,6 +1180,7 @@ void Simulation::output_norms() {
 
 void Simulation::output_hdf5() {
   if (hdf5_vars_.empty() || !output_due(every_or_default(setup_.registry, "IOHDF5"))) return;
+  ensure_ghosts(); // the files hold the outer boundary points
   io::OutputStamp stamp{iteration_, time_, dt_};
   if (rank_ == 0) fs::create_directories(out_dir_);
   MPI_Barrier(comm_);
@@ -932,6 +1195,7 @@ void Simulation::checkpoint(bool force) {
   long every = setup_.registry.get_int("IO", "checkpoint_every");
   bool due = every > 0 && iteration_ > 0 && iteration_ % every == 0;
   if (!(due || force) || iteration_ == last_checkpoint_) return;
+  ensure_ghosts();
   std::vector<std::string> names;
   std::vector<const double*> data;
   for (int e : evolved_) {
@@ -1027,11 +1291,13 @@ void Simulation::bind_schedule() {
   });
   ex.bind("MoL_PostStepInitial", [this] { executor_->run("MoL_PostStep"); });
   ex.bind("Driver_SyncEvolved", [this] {
-    std::vector<double*> state;
-    for (int e : evolved_) state.push_back(fields_->data(e));
-    decomposition_->sync(state, fields_->space());
+    if (exchange_overlap_) ghosts_stale_ = true; // exchanged by the next calculation to read them
+    else exchange_state(nullptr);
   });
-  ex.bind("Boundary_ApplyOuter", [this] { boundary_state(); });
+  ex.bind("Boundary_ApplyOuter", [this] {
+    if (ghosts_stale_) flat_pending_ = true; // after the exchange: edges read its ghosts
+    else boundary_state();
+  });
   ex.bind("Boundary_RHS", [this] { boundary_rhs(); });
   ex.bind("IOScalar_OutputNorms", [this] { output_norms(); });
   ex.bind("IOHDF5_Output", [this] { output_hdf5(); });
@@ -1121,6 +1387,7 @@ void Simulation::run() {
     }
     ++iteration_;
     const auto step_start = std::chrono::steady_clock::now();
+    begin_step_breakdown();
     ex.run("PRESTEP");
     ex.run("EVOL");
     ex.run("POSTSTEP");
@@ -1128,13 +1395,16 @@ void Simulation::run() {
     fields_->space().synchronize();
     step_seconds_.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count());
+    end_step_breakdown(step_seconds_.back());
     if (log_every > 0 && iteration_ % log_every == 0) write_prediction_log(false);
     if (rank_ == 0 && reg.get_real("Saguaro", "progress_every") > 0)
       if (std::string line = progress.update(iteration_, time_); !line.empty())
         log_ << line << "\n" << std::flush;
   }
+  ensure_ghosts(); // the final state whole, ghosts included
   if (reg.get_bool("IO", "checkpoint_on_terminate")) checkpoint(true);
   ex.run("TERMINATE");
+  write_step_breakdown();
   if (rank_ == 0) {
     log_ << fmt::format("\nfinished at iteration {}, t = {:.6g}\n", iteration_, time_);
     const bool logged = write_prediction_log(true);

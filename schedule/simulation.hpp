@@ -16,6 +16,7 @@
 #include "calc/calculation.hpp"
 #include "calc/mapping.hpp"
 #include "grid/grid.hpp"
+#include "io/predictions.hpp"
 #include "model/device.hpp"
 #include "param/registry.hpp"
 #include "runtime/kernel.hpp"
@@ -25,6 +26,7 @@
 
 #include <chrono>
 #include <iosfwd>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -84,6 +86,19 @@ private:
 
   void bind_schedule();
   void run_calculation(const CalcBinding& binding);
+  runtime::KernelArgs kernel_args(const CalcBinding& binding) const;
+  void run_region(const CalcBinding& binding, const calc::Region& region,
+                  const std::string& part);
+  // The evolved variables' ghost exchange (and the outer boundary conditions it deferred);
+  // with `overlap`, that calculation's interior runs while the messages are in flight and
+  // its boundary shell after them.
+  void exchange_state(const CalcBinding* overlap);
+  void ensure_ghosts(); // exchange_state(nullptr) when the evolved ghosts are out of date
+  void decide_launches(const std::string& backend);
+  void begin_step_breakdown();
+  void end_step_breakdown(double step_seconds);
+  void write_step_breakdown();
+  io::PredictionRecord exchange_record(const io::PredictionRecord& like) const;
   std::vector<double> parameter_values() const;
   std::vector<calc::Mapping> cuda_mappings() const;
   std::vector<calc::Mapping> choose_mappings(const std::string& backend);
@@ -125,6 +140,26 @@ private:
   std::vector<double> evolved_u0_; // radiative value at infinity per evolved variable
   std::vector<double> parameters_; // the EDL thorn's parameter values, kernel order
   std::array<std::array<grid::BoundaryKind, 2>, 3> boundary_{};
+
+  // The ghost exchange of the evolved variables. With exchange_overlap_, Driver_SyncEvolved
+  // only marks the ghosts out of date (and Boundary_ApplyOuter defers the flat boundaries):
+  // the first calculation that needs them exchanges, overlapping its interior when it is
+  // split. exchange_predicted_: the model's time of one exchange (NaN: not described).
+  bool exchange_overlap_ = false;
+  bool ghosts_stale_ = false, flat_pending_ = false;
+  double exchange_predicted_ = std::numeric_limits<double>::quiet_NaN();
+  std::string exchange_words_; // phases and bytes, for the prediction log
+  // Per step: timing marks (ArraySpace::mark) of each exchange and of right-hand sides run
+  // whole; per iteration the breakdown {step, interior, boundary, exchange, idle} seconds.
+  struct ExchangeMarks {
+    int before = -1, interior_done = -1, joined = -1, shell_done = -1; // compute queue
+    int started = -1, finished = -1;                                   // exchange queue
+  };
+  bool timing_step_ = false;
+  std::vector<ExchangeMarks> step_exchanges_;
+  std::vector<std::array<int, 2>> step_whole_rhs_;
+  std::vector<std::array<double, 5>> breakdown_;
+  std::vector<double> exchange_samples_; // measured exchanges with messages [s]
 
   schedule::Timers timers_;
   std::unique_ptr<schedule::Executor> executor_;

@@ -120,4 +120,67 @@ void analyse(Calculation& calc) {
       calc.outputs.push_back(store.grid_function);
 }
 
+int Margin::max() const {
+  int m = 0;
+  for (int a = 0; a < 3; ++a) m = std::max({m, lo[a], hi[a]});
+  return m;
+}
+
+Margin required_margin(const Calculation& calc) {
+  Margin margin;
+  for (const Stage& stage : calc.stages) {
+    std::vector<NodeId> roots;
+    for (const Store& st : stage.stores) roots.push_back(st.value);
+    std::array<int, 3> reach_lo{0, 0, 0}, reach_hi{0, 0, 0};
+    for (NodeId id : calc.dag.reachable(roots)) {
+      const Node& n = calc.dag.node(id);
+      if (n.op != Op::Load) continue;
+      for (int a = 0; a < 3; ++a) {
+        reach_lo[a] = std::max(reach_lo[a], -n.offset[a]);
+        reach_hi[a] = std::max(reach_hi[a], n.offset[a]);
+      }
+    }
+    for (int a = 0; a < 3; ++a) {
+      margin.lo[a] = std::max(margin.lo[a], stage.extent_lo[a] + reach_lo[a]);
+      margin.hi[a] = std::max(margin.hi[a], stage.extent_hi[a] + reach_hi[a]);
+    }
+  }
+  return margin;
+}
+
+double Region::points() const {
+  double p = 1;
+  for (int a = 0; a < 3; ++a) p *= double(std::max(0, hi[a] - lo[a]));
+  return p;
+}
+
+RegionSplit split_region(const Region& region, const Margin& margin,
+                         const std::array<std::array<bool, 2>, 3>& faces) {
+  RegionSplit split;
+  Region inner = region;
+  for (int a = 0; a < 3; ++a) {
+    if (faces[a][0]) inner.lo[a] += margin.lo[a];
+    if (faces[a][1]) inner.hi[a] -= margin.hi[a];
+  }
+  if (inner.empty() || region.empty()) {
+    split.interior = Region{region.lo, region.lo};
+    if (!region.empty()) split.shell.push_back(region);
+    return split;
+  }
+  split.interior = inner;
+  // Peel the faces off slowest axis first: z slabs span the whole region in x and y, y slabs
+  // the whole x within the interior's z, x slabs what is left.
+  Region rest = region;
+  for (int a = 2; a >= 0; --a) {
+    Region lower = rest, upper = rest;
+    lower.hi[a] = inner.lo[a];
+    upper.lo[a] = inner.hi[a];
+    if (!lower.empty()) split.shell.push_back(lower);
+    if (!upper.empty()) split.shell.push_back(upper);
+    rest.lo[a] = inner.lo[a];
+    rest.hi[a] = inner.hi[a];
+  }
+  return split;
+}
+
 } // namespace saguaro::calc

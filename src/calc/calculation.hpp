@@ -96,6 +96,34 @@ FlopCounts count_flops(const Dag& dag, const std::vector<NodeId>& nodes);
 // Fills the derived fields of `calc` from its DAG and stages.
 void analyse(Calculation& calc);
 
+// How far (per axis, below and above) a calculation reads beyond the region it computes:
+// the maximum over stages of extent + stencil reach. The ghost width must be at least this.
+struct Margin {
+  std::array<int, 3> lo{0, 0, 0}, hi{0, 0, 0};
+  int max() const;
+};
+Margin required_margin(const Calculation& calc);
+
+// A region of local indices, [lo, hi) per axis.
+struct Region {
+  std::array<int, 3> lo{0, 0, 0}, hi{0, 0, 0};
+  bool empty() const { return hi[0] <= lo[0] || hi[1] <= lo[1] || hi[2] <= lo[2]; }
+  double points() const;
+  bool operator==(const Region&) const = default;
+};
+
+// A calculation's region split around a ghost exchange: the interior, which reads no point
+// of the ghost zones at `faces` ([axis][lower=0/upper=1]), being `margin` away from them, and
+// the boundary shell, the rest: at most six boxes, the z faces' whole x-y planes first, then
+// the y faces' (within the interior's z), then the x faces'. When the region is too thin to
+// have an interior, the interior is empty and the shell is the whole region.
+struct RegionSplit {
+  Region interior;
+  std::vector<Region> shell;
+};
+RegionSplit split_region(const Region& region, const Margin& margin,
+                         const std::array<std::array<bool, 2>, 3>& faces);
+
 struct Program {
   std::string thorn;
   std::string implements;

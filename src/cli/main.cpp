@@ -201,22 +201,29 @@ int main(int argc, char** argv) {
   report_cmd->add_option("--out", report_svg, "the SVG file (default OUTDIR/predictions.svg)");
 
   std::string calibrate_out, calibrate_base;
-  bool calibrate_cpu = false, calibrate_quick = false;
+  bool calibrate_cpu = false, calibrate_quick = false, calibrate_interconnect = false;
   CLI::App* calibrate_cmd = app.add_subcommand(
       "calibrate", "measure this GPU with microbenchmarks (or, with --cpu, this host) and write "
-                   "its device description for the performance model (YAML)");
+                   "its device description for the performance model (YAML); with "
+                   "--interconnect, the ghost exchange between two MPI ranks instead");
   calibrate_cmd->add_option("--out", calibrate_out,
                             "the YAML file to write (default: standard output)");
-  CLI::Option* calibrate_cpu_flag =
-      calibrate_cmd->add_flag("--cpu", calibrate_cpu, "measure this host's CPU, not the GPU");
-  calibrate_cmd
-      ->add_option("--base", calibrate_base,
-                   "a device description to take the quantities that are not measured from "
-                   "(software parameters, line sizes; with their sources)")
-      ->check(CLI::ExistingFile)
-      ->excludes(calibrate_cpu_flag);
+  calibrate_cmd->add_flag("--cpu", calibrate_cpu,
+                          "measure this host's CPU, not the GPU (with --interconnect: an "
+                          "exchange of host arrays)");
+  calibrate_cmd->add_option("--base", calibrate_base,
+                            "a device description to take the quantities that are not measured "
+                            "from (software parameters, line sizes; with their sources); with "
+                            "--interconnect, the description to complete (default: this GPU's "
+                            "in configs/devices/; required with --cpu)")
+      ->check(CLI::ExistingFile);
   calibrate_cmd->add_flag("--quick", calibrate_quick,
                           "fewer repeats and smaller buffers: seconds, less precise");
+  calibrate_cmd->add_flag(
+      "--interconnect", calibrate_interconnect,
+      "run as `mpirun -n 2 saguaro calibrate --interconnect`: time the ghost exchange between "
+      "ranks 0 and 1 for messages of 8 KiB to 64 MiB (--quick: to 1 MiB) and write the base "
+      "description with interconnect_latency and interconnect_bandwidth fitted to it");
 
   saguaro::cli::MapCommand map_command;
   CLI::App* map_cmd = app.add_subcommand(
@@ -255,9 +262,19 @@ int main(int argc, char** argv) {
   try {
     if (*inspect_cmd) return inspect(edl_file, fd_order, format, expressions, emit_options);
     if (*check_cmd) return check(par_file);
-    if (*calibrate_cmd)
+    if (*calibrate_cmd) {
+      if (calibrate_interconnect)
+        return saguaro::cli::calibrate_interconnect_main(calibrate_out, calibrate_cpu,
+                                                         calibrate_base, calibrate_quick);
+      // A host's description has nothing of a GPU's to take from a base.
+      if (calibrate_cpu && !calibrate_base.empty()) {
+        std::cerr << "saguaro calibrate: --base applies to a GPU's calibration (or with "
+                     "--interconnect), not to --cpu\n";
+        return kBadInput;
+      }
       return saguaro::cli::calibrate_main(calibrate_out, calibrate_cpu, calibrate_base,
                                           calibrate_quick);
+    }
     if (*params_cmd) return params(params_of);
     if (*map_cmd) return saguaro::cli::map_main(map_command, std::cout, std::cerr);
     if (*report_cmd) return saguaro::cli::report_main(report_dir, report_svg, std::cout, std::cerr);

@@ -1,6 +1,16 @@
 // Boxes, patches, the decomposition over MPI ranks and the ghost exchange.
 #include "grid/grid.hpp"
 
+// OpenMPI and MPICH say at run time whether they take device pointers.
+#if defined(OPEN_MPI) && OPEN_MPI && __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
+#define SAGUARO_MPI_QUERY_CUDA 1
+#endif
+#elif defined(MPICH) && defined(MPIX_GPU_SUPPORT_CUDA)
+#define SAGUARO_MPI_QUERY_GPU 1
+#endif
+
 #include <algorithm>
 #include <climits>
 #include <numeric>
@@ -114,40 +124,42 @@ std::string describe(const GridSpec& spec, int ranks) {
   return s.str();
 }
 
-// MPI_Dims_create's factors, the largest on the axis with the most points; when that split
-// leaves some rank fewer points than it needs, the factorisation of `ranks` with the least
-// exchanged surface per rank among those that fit.
+// The factorisation of `ranks` into dims that exchanges the least: the fewest ghost points a
+// rank sends (both faces of every split axis, the largest rank's patch). Ties go to fewer
+// split axes (fewer messages), then to splitting the slower axes (z, then y): a z face is one
+// contiguous slab of memory, and the boundary shell of a z split is whole x-y planes, where an
+// x split's shell is slabs a few points wide that waste most of a GPU thread block.
 Index3 choose_dims(const GridSpec& spec, int ranks) {
-  int factors[3] = {0, 0, 0};
-  MPI_Dims_create(ranks, 3, factors); // non-increasing
-  std::array<int, 3> order{0, 1, 2};
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int a, int b) { return spec.points[a] > spec.points[b]; });
-  Index3 dims{1, 1, 1};
-  for (int m = 0; m < 3; ++m) dims[order[m]] = factors[m];
-  if (feasible(spec, dims)) return dims;
-
   bool found = false;
   Index3 best{1, 1, 1};
   double best_cost = 0;
+  int best_split = 0;
   for (int d0 = 1; d0 <= ranks; ++d0) {
     if (ranks % d0 != 0) continue;
     for (int d1 = 1; d1 <= ranks / d0; ++d1) {
       if ((ranks / d0) % d1 != 0) continue;
       const Index3 cand{d0, d1, ranks / d0 / d1};
       if (!feasible(spec, cand)) continue;
-      double cost = 0; // points on the faces a rank exchanges, per rank (largest rank)
+      double cost = 0;
+      int split = 0;
       for (int a = 0; a < 3; ++a) {
-        if (!exchanges(spec, cand, a)) continue;
+        if (cand[a] == 1) continue;
+        ++split;
         double area = 1;
         for (int b = 0; b < 3; ++b)
           if (b != a) area *= (spec.points[b] + cand[b] - 1) / cand[b];
-        cost += area;
+        cost += 2 * area;
       }
-      if (!found || cost < best_cost) {
+      const auto slower_first = [](const Index3& d) { return std::array<int, 3>{d[2], d[1], d[0]}; };
+      const bool better = !found || cost < best_cost ||
+                          (cost == best_cost && (split < best_split ||
+                                                 (split == best_split &&
+                                                  slower_first(cand) > slower_first(best))));
+      if (better) {
         found = true;
         best = cand;
         best_cost = cost;
+        best_split = split;
       }
     }
   }
@@ -202,6 +214,11 @@ Decomposition::Decomposition(const GridSpec& spec, MPI_Comm comm) {
 }
 
 Decomposition::~Decomposition() {
+  try {
+    release_messages();
+  } catch (...) {
+    // At exit the GPU driver may be gone: nothing to free then.
+  }
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized && cart_ != MPI_COMM_NULL) MPI_Comm_free(&cart_);
@@ -240,65 +257,188 @@ runtime::ArrayBox local_box(const Patch& p, const Box& box) {
 
 } // namespace
 
-void Decomposition::sync(const std::vector<double*>& fields, runtime::ArraySpace& space) const {
+bool mpi_takes_device_pointers() {
+#if defined(SAGUARO_MPI_QUERY_CUDA)
+  return MPIX_Query_cuda_support() == 1;
+#elif defined(SAGUARO_MPI_QUERY_GPU)
+  int supported = 0;
+  return MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &supported) == MPI_SUCCESS && supported;
+#else
+  return false;
+#endif
+}
+
+void Decomposition::use_device_messages(bool device) { device_messages_ = device; }
+
+bool Decomposition::messages_on_device(const runtime::ArraySpace& space) const {
+  return device_messages_ && space.on_device();
+}
+
+std::string exchange_transport(const runtime::ArraySpace& space, bool device_messages) {
+  if (!space.on_device()) return "host arrays";
+  return device_messages ? "device buffers handed to MPI (CUDA-aware)"
+                         : "host-staged through pinned buffers";
+}
+
+std::string Decomposition::transport(const runtime::ArraySpace& space) const {
+  return exchange_transport(space, messages_on_device(space));
+}
+
+std::array<std::array<bool, 2>, 3> Decomposition::remote_faces() const {
+  std::array<std::array<bool, 2>, 3> remote{};
+  for (int a = 0; a < 3; ++a)
+    for (int s = 0; s < 2; ++s)
+      remote[a][s] = neighbour_[a][s] != MPI_PROC_NULL && neighbour_[a][s] != patch_.rank;
+  return remote;
+}
+
+bool Decomposition::has_remote_faces() const {
+  for (const auto& axis : remote_faces())
+    if (axis[0] || axis[1]) return true;
+  return false;
+}
+
+Box Decomposition::slab(int axis, int side, bool send) const {
   const int g = patch_.ghost();
-  if (fields.empty() || g == 0) return;
-  const std::vector<const double*> sources(fields.begin(), fields.end());
-  const Box all = patch_.allocated();
+  Box b = patch_.allocated();
   const Box& own = patch_.owned;
-  const int me = patch_.rank;
-
-  for (int a = 0; a < 3; ++a) {
-    const auto& nb = neighbour_[a];
-    if (nb[0] == MPI_PROC_NULL && nb[1] == MPI_PROC_NULL) continue;
-
-    // Slabs of thickness g along a, the whole allocated extent along the other axes: sent
-    // from the owned region, received into the ghost region.
-    std::array<Box, 2> send_box{all, all}, recv_box{all, all};
-    send_box[0].lo[a] = own.lo[a];
-    send_box[0].hi[a] = own.lo[a] + g;
-    send_box[1].lo[a] = own.hi[a] - g;
-    send_box[1].hi[a] = own.hi[a];
-    recv_box[0].hi[a] = own.lo[a];
-    recv_box[1].lo[a] = own.hi[a];
-
-    const long long total = send_box[0].volume() * static_cast<long long>(fields.size());
-    if (total > INT_MAX)
-      throw std::length_error("saguaro::grid: sync: a ghost message exceeds INT_MAX doubles");
-    const int count = static_cast<int>(total);
-
-    // Tags: 2a for data travelling up (to the upper neighbour), 2a+1 for data travelling
-    // down, so that a rank that is both neighbours (2 ranks along a periodic axis) tells
-    // the two messages apart.
-    const int tag_up = 2 * a, tag_down = 2 * a + 1;
-    MPI_Request requests[4];
-    int nreq = 0;
-    for (int s = 0; s < 2; ++s) {
-      if (send_buffer_[s].size() < static_cast<std::size_t>(count)) send_buffer_[s].resize(count);
-      if (recv_buffer_[s].size() < static_cast<std::size_t>(count)) recv_buffer_[s].resize(count);
-    }
-    for (int s = 0; s < 2; ++s) {
-      if (nb[s] == MPI_PROC_NULL || nb[s] == me) continue;
-      // from the lower neighbour comes data travelling up, from the upper data travelling down
-      MPI_Irecv(recv_buffer_[s].data(), count, MPI_DOUBLE, nb[s], s == 0 ? tag_up : tag_down, cart_,
-                &requests[nreq++]);
-    }
-    for (int s = 0; s < 2; ++s) {
-      if (nb[s] == MPI_PROC_NULL || nb[s] == me) continue;
-      space.pack(sources, local_box(patch_, send_box[s]), send_buffer_[s].data());
-      MPI_Isend(send_buffer_[s].data(), count, MPI_DOUBLE, nb[s], s == 0 ? tag_down : tag_up, cart_,
-                &requests[nreq++]);
-    }
-    // A rank that is its own neighbour (one rank along a periodic axis): its lower ghosts
-    // are its upper slab and vice versa, copied inside the space.
-    for (int s = 0; s < 2; ++s)
-      if (nb[s] == me)
-        space.copy_box(fields, local_box(patch_, send_box[1 - s]), local_box(patch_, recv_box[s]));
-    MPI_Waitall(nreq, requests, MPI_STATUSES_IGNORE);
-    for (int s = 0; s < 2; ++s)
-      if (nb[s] != MPI_PROC_NULL && nb[s] != me)
-        space.unpack(fields, local_box(patch_, recv_box[s]), recv_buffer_[s].data());
+  if (send) {
+    b.lo[axis] = side == 0 ? own.lo[axis] : own.hi[axis] - g;
+    b.hi[axis] = side == 0 ? own.lo[axis] + g : own.hi[axis];
+  } else {
+    b.lo[axis] = side == 0 ? own.lo[axis] - g : own.hi[axis];
+    b.hi[axis] = side == 0 ? own.lo[axis] : own.hi[axis] + g;
   }
+  return b;
+}
+
+std::vector<double> Decomposition::message_bytes(int fields) const {
+  std::vector<double> bytes;
+  const auto remote = remote_faces();
+  for (int a = 0; a < 3; ++a)
+    if (remote[a][0] || remote[a][1])
+      bytes.push_back(8.0 * double(fields) * double(slab(a, 0, true).volume()));
+  return bytes;
+}
+
+void Decomposition::ensure_messages(std::size_t fields, runtime::ArraySpace& space) const {
+  const bool on_device = messages_on_device(space);
+  std::size_t need = 0;
+  for (int a = 0; a < 3; ++a) need = std::max(need, std::size_t(slab(a, 0, true).volume()) * fields);
+  if (messages_.space == &space && messages_.on_device == on_device && messages_.capacity >= need)
+    return;
+  release_messages();
+  messages_.space = &space;
+  messages_.on_device = on_device;
+  messages_.capacity = need;
+  const auto remote = remote_faces();
+  for (int a = 0; a < 3; ++a)
+    for (int s = 0; s < 2; ++s)
+      if (remote[a][s]) {
+        messages_.send[a][s] = space.allocate_message(need, on_device);
+        messages_.recv[a][s] = space.allocate_message(need, on_device);
+      }
+}
+
+void Decomposition::release_messages() const {
+  if (messages_.space == nullptr) return;
+  for (int a = 0; a < 3; ++a)
+    for (int s = 0; s < 2; ++s) {
+      messages_.space->release_message(messages_.send[a][s], messages_.on_device);
+      messages_.space->release_message(messages_.recv[a][s], messages_.on_device);
+      messages_.send[a][s] = messages_.recv[a][s] = nullptr;
+    }
+  messages_.space = nullptr;
+  messages_.capacity = 0;
+}
+
+void Decomposition::sync(const std::vector<double*>& fields, runtime::ArraySpace& space) const {
+  begin_sync(fields, space);
+  finish_sync();
+}
+
+// Tags: 2a for data travelling up (to the upper neighbour), 2a+1 for data travelling down, so
+// that a rank that is both neighbours (2 ranks along a periodic axis) tells the two apart.
+void Decomposition::start_phase(int a) const {
+  Pending& p = pending_;
+  runtime::ArraySpace& space = *p.space;
+  const auto& nb = neighbour_[a];
+  const std::vector<const double*> sources(p.fields.begin(), p.fields.end());
+  const long long total = slab(a, 0, true).volume() * static_cast<long long>(p.fields.size());
+  if (total > INT_MAX)
+    throw std::length_error("saguaro::grid: sync: a ghost message exceeds INT_MAX doubles");
+  p.count = static_cast<int>(total);
+  p.requests.clear();
+  for (int s = 0; s < 2; ++s) {
+    if (nb[s] == MPI_PROC_NULL || nb[s] == patch_.rank) continue;
+    // from the lower neighbour comes data travelling up, from the upper data travelling down
+    p.requests.emplace_back();
+    MPI_Irecv(messages_.recv[a][s], p.count, MPI_DOUBLE, nb[s], s == 0 ? 2 * a : 2 * a + 1, cart_,
+              &p.requests.back());
+  }
+  for (int s = 0; s < 2; ++s)
+    if (nb[s] != MPI_PROC_NULL && nb[s] != patch_.rank)
+      space.pack_message(sources, local_box(patch_, slab(a, s, true)), messages_.send[a][s],
+                         messages_.on_device);
+}
+
+void Decomposition::begin_sync(const std::vector<double*>& fields, runtime::ArraySpace& space,
+                               bool timed) const {
+  if (pending_.active)
+    throw std::logic_error("saguaro::grid: begin_sync while another exchange is pending");
+  pending_ = Pending{};
+  if (fields.empty() || patch_.ghost() == 0) return;
+  pending_.active = true;
+  pending_.fields = fields;
+  pending_.space = &space;
+  // A rank that is its own neighbour (one rank along a periodic axis): its lower ghosts are
+  // its upper slab and vice versa, copied inside the space first, so that the messages of
+  // the other axes carry these ghosts' values to the edges and corners of the neighbours.
+  for (int a = 0; a < 3; ++a)
+    for (int s = 0; s < 2; ++s)
+      if (neighbour_[a][s] == patch_.rank)
+        space.copy_box(fields, local_box(patch_, slab(a, 1 - s, true)),
+                       local_box(patch_, slab(a, s, false)));
+  for (int a = 0; a < 3; ++a)
+    if (remote_faces()[a][0] || remote_faces()[a][1]) pending_.axes.push_back(a);
+  if (pending_.axes.empty()) return;
+  ensure_messages(fields.size(), space);
+  // The last exchange's unpacks may still read the message buffers (host staging).
+  space.wait_exchange();
+  space.fork_exchange();
+  if (timed) pending_.marks.started = space.mark(runtime::ArraySpace::Queue::exchange);
+  start_phase(pending_.axes.front());
+}
+
+void Decomposition::finish_sync() const {
+  Pending& p = pending_;
+  if (!p.active) return;
+  runtime::ArraySpace& space = *p.space;
+  for (std::size_t i = 0; i < p.axes.size(); ++i) {
+    const int a = p.axes[i];
+    const auto& nb = neighbour_[a];
+    // The packs of an axis read the ghosts the previous axis unpacked (edges and corners):
+    // they are queued after those unpacks.
+    if (i > 0) start_phase(a);
+    space.wait_exchange(); // the packed messages are ready to send
+    for (int s = 0; s < 2; ++s) {
+      if (nb[s] == MPI_PROC_NULL || nb[s] == patch_.rank) continue;
+      p.requests.emplace_back();
+      MPI_Isend(messages_.send[a][s], p.count, MPI_DOUBLE, nb[s], s == 0 ? 2 * a + 1 : 2 * a,
+                cart_, &p.requests.back());
+    }
+    MPI_Waitall(int(p.requests.size()), p.requests.data(), MPI_STATUSES_IGNORE);
+    for (int s = 0; s < 2; ++s)
+      if (nb[s] != MPI_PROC_NULL && nb[s] != patch_.rank)
+        space.unpack_message(p.fields, local_box(patch_, slab(a, s, false)), messages_.recv[a][s],
+                             messages_.on_device);
+  }
+  if (!p.axes.empty()) {
+    if (p.marks.started >= 0) p.marks.finished = space.mark(runtime::ArraySpace::Queue::exchange);
+    space.join_exchange();
+  }
+  last_marks_ = p.marks;
+  p = Pending{};
 }
 
 } // namespace saguaro::grid

@@ -81,21 +81,86 @@ public:
 
   // Fills every ghost point of the given arrays (each patch().points() long) at faces
   // between ranks and at periodic faces, edges and corners included, from the valid points
-  // of the neighbours: nonblocking MPI, one phase per axis, all arrays in one message per
-  // neighbour and phase. Collective over comm(). The arrays belong to `space`, which packs
-  // and unpacks the slabs to and from host message buffers.
+  // of the neighbours: nonblocking MPI, one phase per axis with neighbours on other ranks,
+  // all arrays in one message per neighbour and phase. Collective over comm(). The arrays
+  // belong to `space`, which packs and unpacks the messages. sync() is begin_sync() and
+  // finish_sync() back to back.
   void sync(const std::vector<double*>& fields,
             runtime::ArraySpace& space = runtime::host_space()) const;
 
+  // The exchange in two halves, so that work that needs no ghosts runs while messages are in
+  // flight. begin_sync fills what this rank fills by itself (periodic copies onto itself, on
+  // the space's compute queue), posts the first phase's receives and queues its packs on the
+  // exchange queue; finish_sync sends, waits, unpacks every phase and makes the compute queue
+  // wait for the unpacks. Between the two, work on the compute queue may read the fields
+  // except their ghost zones at remote_faces() (and may not write them at all). One exchange
+  // is pending at a time. With `timed`, last_marks() holds exchange-queue marks of the
+  // exchange's start and end once it is finished (when any message was exchanged).
+  void begin_sync(const std::vector<double*>& fields, runtime::ArraySpace& space,
+                  bool timed = false) const;
+  void finish_sync() const;
+  bool sync_pending() const { return pending_.active; }
+  struct Marks {
+    int started = -1, finished = -1;
+  };
+  Marks last_marks() const { return last_marks_; }
+
+  // [axis][lower=0/upper=1]: the faces whose ghosts come from another rank's messages.
+  std::array<std::array<bool, 2>, 3> remote_faces() const;
+  bool has_remote_faces() const;
+  // Per phase (axis with remote faces, in order), the bytes of one message of `fields`
+  // arrays: what the interconnect model prices.
+  std::vector<double> message_bytes(int fields) const;
+  // Hand MPI device buffers instead of staging messages through pinned host memory, when
+  // the arrays are on a device (only for an MPI library that takes device pointers:
+  // mpi_takes_device_pointers()). Off by default.
+  void use_device_messages(bool device);
+  bool messages_on_device(const runtime::ArraySpace& space) const;
+  // How messages travel, in words for logs ("host-staged through pinned buffers", ...).
+  std::string transport(const runtime::ArraySpace& space) const;
+
 private:
+  // The slab of thickness ghost along `axis` on `side`, the whole allocated extent along the
+  // other axes: sent from the owned region (send) or received into the ghost zone.
+  Box slab(int axis, int side, bool send) const;
+  void ensure_messages(std::size_t fields, runtime::ArraySpace& space) const;
+  void release_messages() const;
+  void start_phase(int axis) const;
+
   Patch patch_;
   MPI_Comm cart_ = MPI_COMM_NULL;
   Index3 dims_{1, 1, 1}, coords_{0, 0, 0};
   std::array<std::array<int, 2>, 3> neighbour_{}; // MPI_PROC_NULL at outer faces
-  // sync()'s message buffers per side [lower=0/upper=1], kept between calls (grown, never
-  // shrunk) so that a step does not reallocate.
-  mutable std::array<std::vector<double>, 2> send_buffer_, recv_buffer_;
+  bool device_messages_ = false;
+  // Message buffers per [axis][side], from the space of the last exchange, kept between
+  // exchanges (grown, never shrunk) so that a step does not allocate.
+  struct Messages {
+    runtime::ArraySpace* space = nullptr;
+    bool on_device = false;
+    std::size_t capacity = 0; // doubles per buffer
+    std::array<std::array<double*, 2>, 3> send{}, recv{};
+  };
+  mutable Messages messages_;
+  struct Pending {
+    bool active = false;
+    std::vector<double*> fields;
+    runtime::ArraySpace* space = nullptr;
+    std::vector<int> axes;            // phases with messages, in order
+    std::vector<MPI_Request> requests; // the current phase's
+    int count = 0;                     // doubles per message of the current phase
+    Marks marks;
+  };
+  mutable Pending pending_;
+  mutable Marks last_marks_;
 };
+
+// Whether the MPI library says, at run time, that it takes CUDA device pointers (OpenMPI's
+// MPIX_Query_cuda_support, MPICH's MPIX_GPU_query_support); false when it cannot say.
+bool mpi_takes_device_pointers();
+
+// How ghost messages of arrays in `space` travel, in words for logs and sources ("host-staged
+// through pinned buffers", ...); `device_messages`: device buffers handed to MPI.
+std::string exchange_transport(const runtime::ArraySpace& space, bool device_messages);
 
 // Storage for named grid functions on one patch, zero-initialised, allocated from an
 // ArraySpace (host memory, or the GPU's for the CUDA backend). data(i) is the space's

@@ -174,7 +174,9 @@ prediction_records(const calc::Program& program, const std::vector<calc::Mapping
     PredictionRecord r;
     r.calculation = calc.name;
     r.kernel = t.kernel;
-    r.name = t.name;
+    // The interior and boundary-shell launches of a calculation split around the ghost
+    // exchange are rows of their own: the model prices each over its own points.
+    r.name = t.region.empty() ? t.name : t.name + " [" + t.region + "]";
     r.mapping = t.mapping;
     r.backend = source.backend;
     r.device = source.device != nullptr ? source.device->name : "";

@@ -141,4 +141,26 @@ MapResult map_calculation(const calc::Calculation& calc, const model::Device& de
 PricedMapping price_mapping(const calc::Calculation& calc, const calc::Mapping& mapping,
                             const model::Device& device, const MapperOptions& options = {});
 
+// Launching a calculation around a ghost exchange: either the whole region once the exchange
+// has finished, or its interior while the messages are in flight and then the boundary shell
+// (calc::split_region). The model prices both; the faster one is chosen, like any other part of
+// a mapping. (It is decided per run, from the patch and the exchange, not kept in mapping files.)
+struct ExchangeCost {
+  double seconds = 0; // the exchange's predicted time (model::message_seconds of every phase)
+  // [axis][lower/upper]: faces whose ghosts arrive by message; the shell lies along them.
+  std::array<std::array<bool, 2>, 3> faces{};
+};
+struct LaunchChoice {
+  bool split = false;
+  double whole = 0;    // exchange + the calculation over the patch
+  double split_total = 0; // max(interior, exchange) + the shell
+  double interior = 0, shell = 0; // the calculation over the interior, over the shell's boxes
+  std::string reason;  // a line for the banner
+};
+// Prices `mapping` of `calc` over a patch of options.grid owned points (each launch with its
+// own T_launch). No exchange (no faces) or no interior: whole.
+LaunchChoice choose_launches(const calc::Calculation& calc, const calc::Mapping& mapping,
+                             const model::Device& device, const MapperOptions& options,
+                             const ExchangeCost& exchange);
+
 } // namespace saguaro::mapper

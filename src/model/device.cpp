@@ -93,6 +93,12 @@ const std::vector<Quantity>& quantities() {
        &Device::chemora_overlap, true},
       {"cores", "count", "", "CPU cores", &Device::cores, false},
       {"fp64_peak", "GFLOP/s", "", "achievable FP64 rate of all cores", &Device::fp64_peak, false},
+      {"interconnect_latency", "us", "",
+       "ghost exchange of an almost empty message between two ranks, one phase",
+       &Device::interconnect_latency, false, true},
+      {"interconnect_bandwidth", "GB/s", "",
+       "bytes of one message per second of a ghost exchange between two ranks",
+       &Device::interconnect_bandwidth, false, true},
   };
   return table;
 }
@@ -197,7 +203,8 @@ Device parse_device(const std::string& yaml_text, const std::string& file_name) 
   if (d.name.empty()) fail(file, root.Mark(), "the description has no name");
   std::vector<std::string> missing;
   for (const Quantity& q : quantities())
-    if (q.gpu == (d.kind == "gpu") && !seen.count(q.name)) missing.push_back(q.name);
+    if (!q.optional && q.gpu == (d.kind == "gpu") && !seen.count(q.name))
+      missing.push_back(q.name);
   if (d.kind == "cpu" && !seen.count("dram_bandwidth")) missing.push_back("dram_bandwidth");
   if (!missing.empty()) {
     std::string list;
@@ -228,7 +235,7 @@ std::string format_device(const Device& d) {
   }
   out += "quantities:\n";
   for (const Quantity& q : quantities()) {
-    const bool needed = q.gpu == (d.kind == "gpu") ||
+    const bool needed = (!q.optional && q.gpu == (d.kind == "gpu")) ||
                         (d.kind == "cpu" && std::string(q.name) == "dram_bandwidth");
     auto source = d.sources.find(q.name);
     if (!needed && source == d.sources.end()) continue;

@@ -76,6 +76,13 @@ struct Device {
   double fp64_peak = 0;     // achievable FP64 rate of all cores [GFLOP/s]
   // dram_bandwidth above is the achievable host memory bandwidth (triad) [GB/s]
 
+  // --- interconnect (either kind; optional: 0 = not described) -----------------------------
+  // One phase of a ghost exchange (grid::Decomposition::sync) between two ranks of this
+  // machine, both directions at once, everything included: pack, staging copies, MPI, unpack.
+  // Measured by `mpirun -n 2 saguaro calibrate --interconnect`; model::message_seconds.
+  double interconnect_latency = 0;   // an exchange of an almost empty message [us]
+  double interconnect_bandwidth = 0; // bytes of one message per second of the exchange [GB/s]
+
   // Where each value came from, by YAML name.
   std::map<std::string, std::string> sources;
 
@@ -98,6 +105,9 @@ struct Quantity {
   const char* meaning;
   double Device::*member;
   bool gpu; // required for kind "gpu" (else for kind "cpu")
+  // Required for neither kind (then gpu is false): a description without it still reads, 0
+  // meaning "not described", and the model refuses only where it needs it.
+  bool optional = false;
 };
 const std::vector<Quantity>& quantities();
 

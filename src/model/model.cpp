@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <stdexcept>
 
 namespace saguaro::model {
 
@@ -110,6 +111,21 @@ double Prediction::seconds(const LaunchGeometry& g, Combination c) const {
 double launch_seconds(const Device& d, const LaunchGeometry& g, double cycles_per_point) {
   const double seconds_per_cycle = d.clock_ghz > 0 ? 1e-9 / d.clock_ghz : 0;
   return d.launch_overhead * 1e-6 + g.rounds * g.points_per_block * cycles_per_point * seconds_per_cycle;
+}
+
+bool describes_interconnect(const Device& d) {
+  return d.interconnect_latency > 0 && d.interconnect_bandwidth > 0;
+}
+
+double message_seconds(const Device& d, double bytes) {
+  if (bytes <= 0) return 0;
+  if (!describes_interconnect(d))
+    throw std::invalid_argument(
+        fmt::format("the device description '{}' does not describe its interconnect "
+                    "(interconnect_latency {} us, interconnect_bandwidth {} GB/s): "
+                    "`mpirun -n 2 saguaro calibrate --interconnect` measures them",
+                    d.name, d.interconnect_latency, d.interconnect_bandwidth));
+  return d.interconnect_latency * 1e-6 + bytes / (d.interconnect_bandwidth * 1e9);
 }
 
 LaunchGeometry launch_geometry(const calc::BlockConfig& block, const std::array<long, 3>& extent,

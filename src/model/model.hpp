@@ -124,6 +124,15 @@ LaunchGeometry launch_geometry(const calc::BlockConfig& block, const std::array<
 // T_launch + rounds x points per block x `cycles_per_point` (per point per SM) in seconds.
 double launch_seconds(const Device& device, const LaunchGeometry& g, double cycles_per_point);
 
+// The price of one ghost message: one phase of an exchange between two ranks of the machine
+// (both directions at once; pack, staging copies, MPI and unpack included) of `bytes` per
+// message, interconnect_latency + bytes / interconnect_bandwidth [seconds]. 0 for no bytes
+// (nothing is exchanged). Throws std::invalid_argument when there are bytes and the device does
+// not describe its interconnect.
+double message_seconds(const Device& device, double bytes);
+// Whether the device describes its interconnect (both quantities positive).
+bool describes_interconnect(const Device& device);
+
 struct Prediction {
   bool valid = true;
   std::string invalid_reason; // "needs 70 KiB of shared memory per block, the device allows 48"

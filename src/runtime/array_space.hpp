@@ -11,6 +11,7 @@
 #include "runtime/boundary_point.hpp"
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <vector>
 
@@ -63,6 +64,39 @@ public:
                     double* host_buffer) = 0;
   virtual void unpack(const std::vector<double*>& fields, const ArrayBox& box,
                       const double* host_buffer) = 0;
+  // The ghost exchange's asynchronous half (grid::Decomposition::begin_sync/finish_sync).
+  // A space has two queues: the compute queue that every operation above runs on, and an
+  // exchange queue for packing and unpacking messages, so that a kernel which needs no ghosts
+  // runs while messages are in flight. The defaults are the host's: one queue, every call
+  // finished when it returns, messages in host memory.
+  //
+  // Message buffers of n doubles: host memory the MPI library reads and writes (on a GPU
+  // pinned, so that the staging copies run asynchronously at full speed), or with `on_device`
+  // memory of this space itself, handed to an MPI library that takes device pointers.
+  virtual double* allocate_message(std::size_t n, bool on_device);
+  virtual void release_message(double* message, bool on_device);
+  // fork_exchange: what is queued on the exchange queue from now on runs after everything
+  // queued on the compute queue so far. join_exchange: what is queued on the compute queue
+  // from now on runs after everything queued on the exchange queue so far.
+  virtual void fork_exchange() {}
+  virtual void join_exchange() {}
+  // Queued on the exchange queue: pack the box of every field into a message (the layout of
+  // pack()), or unpack a message into the box. A packed message may be sent, and an unpacked
+  // one's buffer reused, after wait_exchange(), which waits for the exchange queue.
+  virtual void pack_message(const std::vector<const double*>& fields, const ArrayBox& box,
+                            double* message, bool on_device);
+  virtual void unpack_message(const std::vector<double*>& fields, const ArrayBox& box,
+                              const double* message, bool on_device);
+  virtual void wait_exchange() {}
+
+  // Timing marks on a queue (on a GPU events, measured where the queue reaches them; on the
+  // host the wall clock when called): mark() returns an id, seconds(from, to) the time
+  // between two marks, waiting for both; clear_marks() forgets every mark.
+  enum class Queue { compute, exchange };
+  virtual int mark(Queue queue);
+  virtual double seconds(int from, int to);
+  virtual void clear_marks();
+
   // Box `from` of every field copied into box `to` of the same field (the same shape, the
   // boxes disjoint): the exchange of a rank that is its own neighbour along a periodic axis,
   // kept inside the space (on a GPU, no trip through host memory).
@@ -79,6 +113,9 @@ public:
   virtual void apply_static_rhs(const OuterFaces& faces, double* rhs) = 0;
   virtual void apply_radiative_rhs(const OuterFaces& faces, const double* u, double* rhs,
                                    double u0, double v0) = 0;
+
+private:
+  std::vector<std::chrono::steady_clock::time_point> marks_; // the default mark()'s
 };
 
 // The host memory space (OpenMP loops); one object for the process.

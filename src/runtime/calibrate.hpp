@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace saguaro::runtime {
 
@@ -32,5 +33,20 @@ model::Device calibrate_cpu(const CalibrationOptions& options);
 
 // "2026-11-21": today's date, UTC (for sources).
 std::string today();
+
+// The line t = latency_s + seconds_per_byte * bytes through the timings of messages of several
+// sizes (`saguaro calibrate --interconnect`): model::Device's interconnect_latency and
+// interconnect_bandwidth.
+struct LinearFit {
+  double latency_s = 0;        // >= 0
+  double seconds_per_byte = 0; // > 0
+};
+// Least squares of the relative residuals (a + b bytes_i - t_i) / t_i, so that the small
+// messages, which decide the latency, count as much as the large ones, whose absolute noise
+// alone exceeds the latency. A negative intercept is clamped to 0 (b refitted through the
+// origin). Throws std::invalid_argument when the vectors differ in length, a time is not
+// positive, there are fewer than 2 distinct sizes, or the times do not grow with the size.
+LinearFit fit_latency_bandwidth(const std::vector<double>& bytes,
+                                const std::vector<double>& seconds);
 
 } // namespace saguaro::runtime

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <stdexcept>
+#include <string>
 
 // The update loops are plain, dependence-free and vectorizable; with OpenMP they are also
 // shared among threads when the arrays are large enough to pay for it.
@@ -27,6 +29,44 @@ std::size_t ArrayBox::volume() const {
   for (int a = 0; a < 3; ++a) v *= static_cast<std::size_t>(std::max(0, hi[a] - lo[a]));
   return v;
 }
+
+// The base class's exchange and timing defaults: one queue, everything synchronous.
+
+double* ArraySpace::allocate_message(std::size_t n, bool on_device) {
+  if (on_device) return allocate(n);
+  return new double[std::max<std::size_t>(n, 1)]();
+}
+
+void ArraySpace::release_message(double* message, bool on_device) {
+  if (on_device) release(message);
+  else delete[] message;
+}
+
+void ArraySpace::pack_message(const std::vector<const double*>& fields, const ArrayBox& box,
+                              double* message, bool on_device) {
+  if (on_device && this->on_device())
+    throw std::logic_error(std::string(name()) + " space: no device messages");
+  pack(fields, box, message);
+}
+
+void ArraySpace::unpack_message(const std::vector<double*>& fields, const ArrayBox& box,
+                                const double* message, bool on_device) {
+  if (on_device && this->on_device())
+    throw std::logic_error(std::string(name()) + " space: no device messages");
+  unpack(fields, box, message);
+}
+
+int ArraySpace::mark(Queue) {
+  marks_.push_back(std::chrono::steady_clock::now());
+  return int(marks_.size()) - 1;
+}
+
+double ArraySpace::seconds(int from, int to) {
+  return std::chrono::duration<double>(marks_.at(std::size_t(to)) - marks_.at(std::size_t(from)))
+      .count();
+}
+
+void ArraySpace::clear_marks() { marks_.clear(); }
 
 namespace {
 

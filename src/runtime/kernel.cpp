@@ -9,34 +9,6 @@
 
 namespace saguaro::runtime {
 
-int Margin::max() const {
-  int m = 0;
-  for (int a = 0; a < 3; ++a) m = std::max({m, lo[a], hi[a]});
-  return m;
-}
-
-Margin required_margin(const calc::Calculation& calc) {
-  Margin margin;
-  for (const calc::Stage& stage : calc.stages) {
-    std::vector<calc::NodeId> roots;
-    for (const calc::Store& st : stage.stores) roots.push_back(st.value);
-    std::array<int, 3> reach_lo{0, 0, 0}, reach_hi{0, 0, 0};
-    for (calc::NodeId id : calc.dag.reachable(roots)) {
-      const calc::Node& n = calc.dag.node(id);
-      if (n.op != calc::Op::Load) continue;
-      for (int a = 0; a < 3; ++a) {
-        reach_lo[a] = std::max(reach_lo[a], -n.offset[a]);
-        reach_hi[a] = std::max(reach_hi[a], n.offset[a]);
-      }
-    }
-    for (int a = 0; a < 3; ++a) {
-      margin.lo[a] = std::max(margin.lo[a], stage.extent_lo[a] + reach_lo[a]);
-      margin.hi[a] = std::max(margin.hi[a], stage.extent_hi[a] + reach_hi[a]);
-    }
-  }
-  return margin;
-}
-
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& options) {
   if (name == "interpreter") return make_interpreter_backend();
   if (name == "cpu") return std::make_unique<CpuBackend>(options);

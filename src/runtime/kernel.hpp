@@ -33,6 +33,9 @@ struct KernelArgs {
   std::array<double, 3> spacing{1, 1, 1};
   double time = 0.0;
   std::vector<double> parameters; // calc::Program::parameters order (keywords: their index)
+  // What part of the calculation's region this launch is, for the timings: "" the whole,
+  // "interior" or "boundary shell" when the host splits it around a ghost exchange.
+  std::string region;
 };
 
 class CompiledCalculation {
@@ -43,13 +46,8 @@ public:
   virtual void run(const KernelArgs& args) const = 0;
 };
 
-// How far (per axis, below and above) a calculation reads beyond the region it computes:
-// the maximum over stages of extent + stencil reach. The ghost width must be at least this.
-struct Margin {
-  std::array<int, 3> lo{0, 0, 0}, hi{0, 0, 0};
-  int max() const;
-};
-Margin required_margin(const calc::Calculation& calc);
+using calc::Margin; // calc::required_margin: what the ghost width must cover
+using calc::required_margin;
 
 struct BackendOptions {
   std::string cache_dir;        // where compiled code is kept ("" = default)
@@ -67,6 +65,7 @@ struct KernelTiming {
   int registers = -1;          // per thread (-1: unknown)
   int spill_stores = 0, spill_loads = 0, stack_bytes = 0; // bytes per thread
   std::size_t shared_bytes = 0; // per block, static + dynamic
+  std::string region;          // KernelArgs::region of its launches (timed apart)
   long launches = 0;
   double points = 0;           // grid points of the last launch (its region with extents)
   std::vector<double> seconds; // one sample per timed launch

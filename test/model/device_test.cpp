@@ -34,7 +34,7 @@ TEST(Device, EveryDescriptionReadsWithSources) {
     const model::Device d = model::load_device(entry.path().string());
     EXPECT_FALSE(d.name.empty()) << entry.path();
     for (const model::Quantity& q : model::quantities()) {
-      if (q.gpu != (d.kind == "gpu")) continue;
+      if (q.optional || q.gpu != (d.kind == "gpu")) continue;
       ASSERT_TRUE(d.sources.count(q.name)) << entry.path() << ": " << q.name;
       EXPECT_FALSE(d.sources.at(q.name).empty()) << entry.path() << ": " << q.name;
     }
@@ -70,6 +70,54 @@ TEST(Device, FormatParsesBack) {
     for (const model::Quantity& q : model::quantities())
       EXPECT_NEAR(again.*(q.member), d.*(q.member), 1e-5 * std::abs(d.*(q.member))) << q.name;
   }
+}
+
+TEST(Device, InterconnectIsOptionalAndRoundTrips) {
+  // A description without it reads, the interconnect not described (0), and is written
+  // without it.
+  const model::Device h200 = model::load_device(devices_dir() + "/h200.yaml");
+  EXPECT_EQ(h200.interconnect_latency, 0);
+  EXPECT_EQ(h200.interconnect_bandwidth, 0);
+  EXPECT_FALSE(h200.sources.count("interconnect_latency"));
+  EXPECT_EQ(model::format_device(h200).find("interconnect"), std::string::npos);
+
+  // Given, it is read with its unit and source, written, and read back.
+  model::Device d = h200;
+  d.interconnect_latency = 23.5;
+  d.interconnect_bandwidth = 11.25;
+  d.sources["interconnect_latency"] = "calibrated today, \"quoted\"";
+  d.sources["interconnect_bandwidth"] = "calibrated today";
+  const std::string text = model::format_device(d);
+  EXPECT_NE(text.find("  interconnect_latency: {value: 23.5, unit: us, source: "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  interconnect_bandwidth: {value: 11.25, unit: GB/s, source: "),
+            std::string::npos)
+      << text;
+  const model::Device back = model::parse_device(text, "again.yaml");
+  EXPECT_EQ(back.interconnect_latency, 23.5);
+  EXPECT_EQ(back.interconnect_bandwidth, 11.25);
+  EXPECT_EQ(back.sources, d.sources);
+
+  // A CPU description may carry it too.
+  const std::string cpu = "name: host\nkind: cpu\nquantities:\n"
+                          "  cores: {value: 2, unit: count, source: s}\n"
+                          "  fp64_peak: {value: 10, unit: GFLOP/s, source: s}\n"
+                          "  dram_bandwidth: {value: 10, unit: GB/s, source: s}\n";
+  EXPECT_EQ(model::parse_device(cpu).interconnect_bandwidth, 0);
+  const model::Device host =
+      model::parse_device(cpu + "  interconnect_bandwidth: {value: 5, unit: GB/s, source: s}\n");
+  EXPECT_EQ(host.interconnect_bandwidth, 5);
+  EXPECT_NE(model::format_device(host).find("interconnect_bandwidth"), std::string::npos);
+
+  // Checked like every quantity.
+  const std::string head = "name: x\nkind: cpu\nquantities:\n";
+  expect_error(head + "  interconnect_latency: {value: 3, unit: ms, source: s}\n",
+               {"bad.yaml:4", "'interconnect_latency' is in us, not ms"});
+  expect_error(head + "  interconnect_bandwidth: {value: 3, unit: GB/s}\n",
+               {"bad.yaml:4", "needs value, unit and source"});
+  expect_error(head + "  interconect_latency: {value: 3, unit: us, source: s}\n",
+               {"did you mean 'interconnect_latency'"});
 }
 
 TEST(Device, FindsTheDescriptionOfADriverName) {

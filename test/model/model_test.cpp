@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 using namespace saguaro;
 using calc::Buffering;
@@ -365,4 +367,37 @@ TEST(Model, CpuRooflineCountsCompulsoryTraffic) {
   EXPECT_DOUBLE_EQ(p.T_compute, 180 / 1000e9);
   EXPECT_EQ(p.limiter, "DRAM");
   EXPECT_DOUBLE_EQ(p.seconds(1e6), 1e6 * 96 / 100e9);
+}
+
+TEST(Model, MessageSecondsIsLatencyPlusBytesOverBandwidth) {
+  model::Device d;
+  d.name = "two ranks";
+  EXPECT_FALSE(model::describes_interconnect(d));
+  EXPECT_EQ(model::message_seconds(d, 0), 0); // nothing exchanged costs nothing, described or not
+  EXPECT_EQ(model::message_seconds(d, -1), 0);
+  d.interconnect_latency = 20;   // us
+  d.interconnect_bandwidth = 10; // GB/s
+  EXPECT_TRUE(model::describes_interconnect(d));
+  EXPECT_DOUBLE_EQ(model::message_seconds(d, 1e6), 20e-6 + 1e6 / 10e9);
+  EXPECT_DOUBLE_EQ(model::message_seconds(d, 1), 20e-6 + 1 / 10e9);
+  EXPECT_EQ(model::message_seconds(d, 0), 0);
+}
+
+TEST(Model, MessageSecondsRefusesAnUndescribedInterconnect) {
+  for (auto [latency, bandwidth] : {std::pair{0.0, 10.0}, {20.0, 0.0}, {0.0, 0.0}, {-1.0, 10.0}}) {
+    model::Device d;
+    d.name = "NVIDIA H200";
+    d.interconnect_latency = latency;
+    d.interconnect_bandwidth = bandwidth;
+    EXPECT_FALSE(model::describes_interconnect(d));
+    try {
+      model::message_seconds(d, 8192);
+      ADD_FAILURE() << "no error for latency " << latency << ", bandwidth " << bandwidth;
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      for (const char* part : {"interconnect_latency", "interconnect_bandwidth",
+                               "saguaro calibrate --interconnect", "NVIDIA H200"})
+        EXPECT_NE(what.find(part), std::string::npos) << "missing '" << part << "' in: " << what;
+    }
+  }
 }

@@ -4,6 +4,7 @@
 // refuse with a reason instead.
 #include <cmath>
 #include <filesystem>
+#include <random>
 #include <regex>
 #include <string>
 #include <vector>
@@ -34,6 +35,70 @@ std::string why_no_gpu() {
 TEST(Calibrate, TodayIsAnIsoDate) {
   EXPECT_TRUE(std::regex_match(runtime::today(), std::regex(R"(20[0-9]{2}-[01][0-9]-[0-3][0-9])")))
       << runtime::today();
+}
+
+// The interconnect's line t = latency + bytes / bandwidth (saguaro calibrate --interconnect).
+std::vector<double> message_sizes() {
+  std::vector<double> bytes;
+  for (double b = 8192; b <= 64.0 * 1024 * 1024; b *= 2) bytes.push_back(b);
+  return bytes;
+}
+
+TEST(Calibrate, InterconnectFitRecoversAnExactLine) {
+  const std::vector<double> bytes = message_sizes();
+  std::vector<double> seconds;
+  for (double b : bytes) seconds.push_back(20e-6 + b / 10e9); // 20 us, 10 GB/s
+  const runtime::LinearFit fit = runtime::fit_latency_bandwidth(bytes, seconds);
+  EXPECT_NEAR(fit.latency_s, 20e-6, 1e-9 * 20e-6);
+  EXPECT_NEAR(fit.seconds_per_byte, 1e-10, 1e-9 * 1e-10);
+  // Two sizes are enough.
+  const runtime::LinearFit two = runtime::fit_latency_bandwidth({1e3, 1e6}, {2e-6 + 1e-7, 2e-6 + 1e-4});
+  EXPECT_NEAR(two.latency_s, 2e-6, 1e-12);
+  EXPECT_NEAR(two.seconds_per_byte, 1e-10, 1e-18);
+}
+
+TEST(Calibrate, InterconnectFitToleratesNoise) {
+  // 5% multiplicative noise (a fixed seed), three repeats of each size: the latency, which
+  // only the small messages show, still within 10%, the bandwidth within 5%.
+  std::mt19937 random(2026);
+  std::uniform_real_distribution<double> noise(-0.05, 0.05);
+  std::vector<double> bytes, seconds;
+  for (double b : message_sizes())
+    for (int r = 0; r < 3; ++r) {
+      bytes.push_back(b);
+      seconds.push_back((15e-6 + b / 25e9) * (1 + noise(random)));
+    }
+  const runtime::LinearFit fit = runtime::fit_latency_bandwidth(bytes, seconds);
+  EXPECT_NEAR(fit.latency_s, 15e-6, 0.10 * 15e-6);
+  EXPECT_NEAR(1 / fit.seconds_per_byte, 25e9, 0.05 * 25e9);
+}
+
+TEST(Calibrate, InterconnectFitClampsANegativeLatency) {
+  // A line through the origin less 1 us: the latency is 0 and the slope refitted through the
+  // origin, still near 1 ns per byte.
+  std::vector<double> bytes = message_sizes(), seconds;
+  for (double b : bytes) seconds.push_back(b * 1e-9 - 1e-6);
+  const runtime::LinearFit fit = runtime::fit_latency_bandwidth(bytes, seconds);
+  EXPECT_EQ(fit.latency_s, 0);
+  EXPECT_NEAR(fit.seconds_per_byte, 1e-9, 0.05e-9);
+}
+
+TEST(Calibrate, InterconnectFitRefusesWhatIsNoLine) {
+  auto refuses = [](const std::vector<double>& bytes, const std::vector<double>& seconds,
+                    const std::string& why) {
+    try {
+      runtime::fit_latency_bandwidth(bytes, seconds);
+      ADD_FAILURE() << "accepted; expected: " << why;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_THAT(e.what(), HasSubstr(why));
+    }
+  };
+  refuses({}, {}, "at least 2 distinct message sizes");
+  refuses({8192, 8192, 8192}, {1e-5, 2e-5, 3e-5}, "at least 2 distinct message sizes");
+  refuses({8192, 16384}, {1e-5}, "2 sizes but 1 times");
+  refuses({8192, 16384}, {1e-5, 0}, "not positive");
+  refuses({-1, 16384}, {1e-5, 2e-5}, "negative");
+  refuses({8192, 16384, 32768}, {3e-5, 2e-5, 1e-5}, "do not grow with the message size");
 }
 
 TEST(Calibrate, WithoutAGpuRefusesSayingWhy) {

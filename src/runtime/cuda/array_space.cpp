@@ -97,6 +97,13 @@ CudaArraySpace::CudaArraySpace() : driver_(Driver::get()) {
   };
   for (const auto& [fn, name] : functions) SAGUARO_CU(d, cuModuleGetFunction(fn, module_, name));
   max_blocks_ = unsigned(std::max(1, d.info().multiprocessors)) * 16;
+  // The exchange queue at the highest priority: its pack and unpack blocks go ahead of the
+  // waiting blocks of an interior kernel that fills the GPU.
+  int least = 0, greatest = 0;
+  SAGUARO_CU(d, cuCtxGetStreamPriorityRange(&least, &greatest));
+  SAGUARO_CU(d, cuStreamCreateWithPriority(&exchange_, CU_STREAM_NON_BLOCKING, greatest));
+  SAGUARO_CU(d, cuEventCreate(&fork_event_, CU_EVENT_DISABLE_TIMING));
+  SAGUARO_CU(d, cuEventCreate(&join_event_, CU_EVENT_DISABLE_TIMING));
   SAGUARO_CU(d, cuMemAlloc(&partials_, sizeof(double) * 5 * kReduceBlocks));
   host_partials_.resize(5 * kReduceBlocks);
 
@@ -117,15 +124,17 @@ CudaArraySpace::CudaArraySpace() : driver_(Driver::get()) {
                            std::to_string(host_layout[0]) + " bytes)");
 }
 
-void CudaArraySpace::launch(CUfunction fn, unsigned blocks, unsigned threads, void** params) {
+void CudaArraySpace::launch(CUfunction fn, unsigned blocks, unsigned threads, void** params,
+                            CUstream stream) {
   Driver& d = Driver::get();
-  SAGUARO_CU(d, cuLaunchKernel(fn, blocks, 1, 1, threads, 1, 1, 0, d.stream(), params, nullptr));
+  SAGUARO_CU(d, cuLaunchKernel(fn, blocks, 1, 1, threads, 1, 1, 0,
+                               stream != nullptr ? stream : d.stream(), params, nullptr));
 }
 
-void CudaArraySpace::launch_1d(CUfunction fn, std::size_t n, void** params) {
+void CudaArraySpace::launch_1d(CUfunction fn, std::size_t n, void** params, CUstream stream) {
   if (n == 0) return;
   const std::size_t blocks = std::min<std::size_t>((n + kThreads - 1) / kThreads, max_blocks_);
-  launch(fn, unsigned(blocks), kThreads, params);
+  launch(fn, unsigned(blocks), kThreads, params, stream);
 }
 
 CUdeviceptr CudaArraySpace::staging(std::size_t bytes) {
@@ -210,13 +219,9 @@ void CudaArraySpace::rk4_final(double* y, const double* y0, const double* acc, c
   launch_1d(rk4_final_, n, params);
 }
 
-void CudaArraySpace::pack(const std::vector<const double*>& fields, const ArrayBox& box,
-                          double* host_buffer) {
-  const std::size_t volume = checked_volume(box, "pack");
-  const std::size_t total = volume * fields.size();
-  if (total == 0) return;
-  Driver& d = Driver::get();
-  const CUdeviceptr buffer = staging(sizeof(double) * total);
+void CudaArraySpace::pack_kernels(const std::vector<const double*>& fields, const ArrayBox& box,
+                                  CUdeviceptr buffer, CUstream stream) {
+  const std::size_t volume = box.volume();
   SupportBox b = support_box(box);
   for (std::size_t first = 0; first < fields.size(); first += kPackFields) {
     SupportFieldTable table{};
@@ -224,23 +229,13 @@ void CudaArraySpace::pack(const std::vector<const double*>& fields, const ArrayB
     for (int f = 0; f < count; ++f) table.p[f] = const_cast<double*>(fields[first + f]);
     CUdeviceptr out = buffer + sizeof(double) * first * volume;
     void* params[] = {&table, &count, &b, &out};
-    launch_1d(pack_, volume * std::size_t(count), params);
+    launch_1d(pack_, volume * std::size_t(count), params, stream);
   }
-  SAGUARO_CU(d, cuMemcpyDtoHAsync(host_buffer, buffer, sizeof(double) * total, d.stream()));
-  SAGUARO_CU(d, cuStreamSynchronize(d.stream()));
 }
 
-void CudaArraySpace::unpack(const std::vector<double*>& fields, const ArrayBox& box,
-                            const double* host_buffer) {
-  const std::size_t volume = checked_volume(box, "unpack");
-  const std::size_t total = volume * fields.size();
-  if (total == 0) return;
-  Driver& d = Driver::get();
-  const CUdeviceptr buffer = staging(sizeof(double) * total);
-  SAGUARO_CU(d, cuMemcpyHtoDAsync(buffer, host_buffer, sizeof(double) * total, d.stream()));
-  // The caller may reuse its buffer as soon as this returns (it may be pinned memory, whose
-  // copy would otherwise still be in flight); the unpack kernels stay asynchronous.
-  SAGUARO_CU(d, cuStreamSynchronize(d.stream()));
+void CudaArraySpace::unpack_kernels(const std::vector<double*>& fields, const ArrayBox& box,
+                                    CUdeviceptr buffer, CUstream stream) {
+  const std::size_t volume = box.volume();
   SupportBox b = support_box(box);
   for (std::size_t first = 0; first < fields.size(); first += kPackFields) {
     SupportFieldTable table{};
@@ -248,8 +243,134 @@ void CudaArraySpace::unpack(const std::vector<double*>& fields, const ArrayBox& 
     for (int f = 0; f < count; ++f) table.p[f] = fields[first + f];
     CUdeviceptr in = buffer + sizeof(double) * first * volume;
     void* params[] = {&table, &count, &b, &in};
-    launch_1d(unpack_, volume * std::size_t(count), params);
+    launch_1d(unpack_, volume * std::size_t(count), params, stream);
   }
+}
+
+void CudaArraySpace::pack(const std::vector<const double*>& fields, const ArrayBox& box,
+                          double* host_buffer) {
+  const std::size_t total = checked_volume(box, "pack") * fields.size();
+  if (total == 0) return;
+  Driver& d = Driver::get();
+  const CUdeviceptr buffer = staging(sizeof(double) * total);
+  pack_kernels(fields, box, buffer, d.stream());
+  SAGUARO_CU(d, cuMemcpyDtoHAsync(host_buffer, buffer, sizeof(double) * total, d.stream()));
+  SAGUARO_CU(d, cuStreamSynchronize(d.stream()));
+}
+
+void CudaArraySpace::unpack(const std::vector<double*>& fields, const ArrayBox& box,
+                            const double* host_buffer) {
+  const std::size_t total = checked_volume(box, "unpack") * fields.size();
+  if (total == 0) return;
+  Driver& d = Driver::get();
+  const CUdeviceptr buffer = staging(sizeof(double) * total);
+  SAGUARO_CU(d, cuMemcpyHtoDAsync(buffer, host_buffer, sizeof(double) * total, d.stream()));
+  // The caller may reuse its buffer as soon as this returns (it may be pinned memory, whose
+  // copy would otherwise still be in flight); the unpack kernels stay asynchronous.
+  SAGUARO_CU(d, cuStreamSynchronize(d.stream()));
+  unpack_kernels(fields, box, buffer, d.stream());
+}
+
+// --- the exchange queue ----------------------------------------------------------------------
+
+double* CudaArraySpace::allocate_message(std::size_t n, bool on_device) {
+  if (on_device) return allocate(n);
+  Driver& d = Driver::get();
+  const std::size_t bytes = sizeof(double) * std::max<std::size_t>(n, 1);
+  void* host = nullptr;
+  SAGUARO_CU(d, cuMemHostAlloc(&host, bytes, 0));
+  CUdeviceptr staging = 0;
+  try {
+    SAGUARO_CU(d, cuMemAlloc(&staging, bytes));
+  } catch (...) {
+    d.api().cuMemFreeHost(host);
+    throw;
+  }
+  message_staging_[static_cast<double*>(host)] = staging;
+  return static_cast<double*>(host);
+}
+
+void CudaArraySpace::release_message(double* message, bool on_device) {
+  if (message == nullptr) return;
+  if (on_device) return release(message);
+  Driver& d = Driver::get();
+  SAGUARO_CU(d, cuStreamSynchronize(exchange_)); // copies may still use them
+  auto it = message_staging_.find(message);
+  if (it == message_staging_.end())
+    throw std::invalid_argument("cuda array space: release_message: not a message buffer");
+  SAGUARO_CU(d, cuMemFree(it->second));
+  message_staging_.erase(it);
+  SAGUARO_CU(d, cuMemFreeHost(message));
+}
+
+void CudaArraySpace::order(CUstream from, CUstream to, CUevent event) {
+  Driver& d = Driver::get();
+  SAGUARO_CU(d, cuEventRecord(event, from));
+  SAGUARO_CU(d, cuStreamWaitEvent(to, event, 0));
+}
+
+void CudaArraySpace::fork_exchange() { order(Driver::get().stream(), exchange_, fork_event_); }
+
+void CudaArraySpace::join_exchange() { order(exchange_, Driver::get().stream(), join_event_); }
+
+void CudaArraySpace::wait_exchange() {
+  Driver& d = Driver::get();
+  SAGUARO_CU(d, cuStreamSynchronize(exchange_));
+}
+
+void CudaArraySpace::pack_message(const std::vector<const double*>& fields, const ArrayBox& box,
+                                  double* message, bool on_device) {
+  const std::size_t total = checked_volume(box, "pack_message") * fields.size();
+  if (total == 0) return;
+  if (on_device) return pack_kernels(fields, box, device(message), exchange_);
+  auto staging = message_staging_.find(message);
+  if (staging == message_staging_.end())
+    throw std::invalid_argument("cuda array space: pack_message: not a message buffer");
+  Driver& d = Driver::get();
+  pack_kernels(fields, box, staging->second, exchange_);
+  SAGUARO_CU(d, cuMemcpyDtoHAsync(message, staging->second, sizeof(double) * total, exchange_));
+}
+
+void CudaArraySpace::unpack_message(const std::vector<double*>& fields, const ArrayBox& box,
+                                    const double* message, bool on_device) {
+  const std::size_t total = checked_volume(box, "unpack_message") * fields.size();
+  if (total == 0) return;
+  if (on_device) return unpack_kernels(fields, box, device(message), exchange_);
+  auto staging = message_staging_.find(message);
+  if (staging == message_staging_.end())
+    throw std::invalid_argument("cuda array space: unpack_message: not a message buffer");
+  Driver& d = Driver::get();
+  SAGUARO_CU(d, cuMemcpyHtoDAsync(staging->second, message, sizeof(double) * total, exchange_));
+  unpack_kernels(fields, box, staging->second, exchange_);
+}
+
+int CudaArraySpace::mark(Queue queue) {
+  Driver& d = Driver::get();
+  CUevent e = nullptr;
+  if (!spare_marks_.empty()) {
+    e = spare_marks_.back();
+    spare_marks_.pop_back();
+  } else {
+    SAGUARO_CU(d, cuEventCreate(&e, CU_EVENT_DEFAULT));
+  }
+  SAGUARO_CU(d, cuEventRecord(e, queue == Queue::exchange ? exchange_ : d.stream()));
+  marks_.push_back(e);
+  return int(marks_.size()) - 1;
+}
+
+double CudaArraySpace::seconds(int from, int to) {
+  Driver& d = Driver::get();
+  CUevent a = marks_.at(std::size_t(from)), b = marks_.at(std::size_t(to));
+  SAGUARO_CU(d, cuEventSynchronize(a));
+  SAGUARO_CU(d, cuEventSynchronize(b));
+  float ms = 0;
+  SAGUARO_CU(d, cuEventElapsedTime(&ms, a, b));
+  return double(ms) * 1e-3;
+}
+
+void CudaArraySpace::clear_marks() {
+  spare_marks_.insert(spare_marks_.end(), marks_.begin(), marks_.end());
+  marks_.clear();
 }
 
 void CudaArraySpace::copy_box(const std::vector<double*>& fields, const ArrayBox& from,

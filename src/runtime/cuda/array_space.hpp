@@ -1,11 +1,14 @@
 // The CUDA ArraySpace: arrays in device memory, the fixed operations as kernels of the support
-// module (support.cu), everything queued on the driver's one stream. Internal to runtime/.
+// module (support.cu), queued on the driver's stream (the compute queue); the ghost exchange's
+// packs, unpacks and staging copies on a second stream of the highest priority (the exchange
+// queue), so that their few blocks are scheduled ahead of a long kernel's. Internal to runtime/.
 #pragma once
 
 #include "runtime/array_space.hpp"
 #include "runtime/cuda/driver.hpp"
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +44,19 @@ public:
   void unpack(const std::vector<double*>& fields, const ArrayBox& box,
               const double* host_buffer) override;
 
+  double* allocate_message(std::size_t n, bool on_device) override;
+  void release_message(double* message, bool on_device) override;
+  void fork_exchange() override;
+  void join_exchange() override;
+  void pack_message(const std::vector<const double*>& fields, const ArrayBox& box,
+                    double* message, bool on_device) override;
+  void unpack_message(const std::vector<double*>& fields, const ArrayBox& box,
+                      const double* message, bool on_device) override;
+  void wait_exchange() override;
+  int mark(Queue queue) override;
+  double seconds(int from, int to) override;
+  void clear_marks() override;
+
   BoxSums reduce(const double* field, const ArrayBox& box) override;
 
   void apply_flat(const OuterFaces& faces, double* field) override;
@@ -59,8 +75,17 @@ private:
   ~CudaArraySpace() override = default; // never destroyed: the process's space
 
   // Launches `fn` over n points grid-stride (block kThreads).
-  void launch_1d(CUfunction fn, std::size_t n, void** params);
-  void launch(CUfunction fn, unsigned blocks, unsigned threads, void** params);
+  void launch_1d(CUfunction fn, std::size_t n, void** params, CUstream stream = nullptr);
+  void launch(CUfunction fn, unsigned blocks, unsigned threads, void** params,
+              CUstream stream = nullptr); // nullptr: the compute stream
+  // The pack/unpack kernels over a device buffer, on `stream`.
+  void pack_kernels(const std::vector<const double*>& fields, const ArrayBox& box,
+                    CUdeviceptr buffer, CUstream stream);
+  void unpack_kernels(const std::vector<double*>& fields, const ArrayBox& box,
+                      CUdeviceptr buffer, CUstream stream);
+  // `to` waits for what is queued on `from` (through `event`, recorded anew each time: a
+  // wait takes the record current when it is queued).
+  void order(CUstream from, CUstream to, CUevent event);
   // A device buffer of at least `bytes`, kept between calls.
   CUdeviceptr staging(std::size_t bytes);
   void boundary(const OuterFaces& faces, int kind, const double* u, double* out, double u0,
@@ -76,6 +101,12 @@ private:
   CUdeviceptr staging_ = 0;
   std::size_t staging_bytes_ = 0;
   CUdeviceptr partials_ = 0; // reduce: 5 doubles per block
+  CUstream exchange_ = nullptr; // the exchange queue
+  // Per pinned host message, the device buffer it is staged through.
+  std::map<const double*, CUdeviceptr> message_staging_;
+  CUevent fork_event_ = nullptr, join_event_ = nullptr;
+  std::vector<CUevent> marks_; // recorded marks, in id order
+  std::vector<CUevent> spare_marks_; // events of cleared marks, reused
   std::vector<double> host_partials_;
 };
 

@@ -95,9 +95,10 @@ public:
   // Launches kernel `kernel` (an index into generated().kernels), timed.
   // `points`: the grid points it computes (the region grown by its stage's extents).
   void launch(std::size_t kernel, const std::array<unsigned, 3>& grid, void** params,
-              double points) {
+              double points, const std::string& region) {
     Driver& d = Driver::get();
     const codegen::CudaKernel& k = generated_.kernels[kernel];
+    const std::size_t timing = timing_of(kernel, region);
     CUevent start = event(), end = event();
     SAGUARO_CU(d, cuEventRecord(start, d.stream()));
     const CUresult launched = d.api().cuLaunchKernel(
@@ -114,9 +115,9 @@ public:
           " bytes of dynamic shared memory failed: " + d.describe(launched));
     }
     SAGUARO_CU(d, cuEventRecord(end, d.stream()));
-    ++timings_[kernel].launches;
-    timings_[kernel].points = points;
-    pending_.push_back({kernel, start, end});
+    ++timings_[timing].launches;
+    timings_[timing].points = points;
+    pending_.push_back({timing, start, end});
     collect(pending_.size() > kMaxPendingTimings);
   }
 
@@ -152,6 +153,19 @@ public:
   }
 
 private:
+  // The timings_ entry of a kernel's launches over `region`: the kernel's own for the whole
+  // region, a copy made on first use for each part (interior, boundary shell).
+  std::size_t timing_of(std::size_t kernel, const std::string& region) {
+    if (region.empty()) return kernel;
+    for (std::size_t t = functions_.size(); t < timings_.size(); ++t)
+      if (timings_[t].region == region && timings_[t].name == timings_[kernel].name) return t;
+    KernelTiming copy = timings_[kernel];
+    copy.region = region;
+    copy.launches = 0;
+    copy.seconds.clear();
+    timings_.push_back(std::move(copy));
+    return timings_.size() - 1;
+  }
   struct Pending {
     std::size_t kernel;
     CUevent start, end;
@@ -261,7 +275,7 @@ public:
       double points = 1;
       for (int a = 0; a < 3; ++a)
         points *= double(args.hi[a] + k.extent_hi[a] - (args.lo[a] - k.extent_lo[a]));
-      module_->launch(index, grid, params.data(), points);
+      module_->launch(index, grid, params.data(), points, args.region);
     }
   }
 

@@ -879,8 +879,10 @@ model::Device calibrate_gpu(const model::Device* base, const CalibrationOptions&
                                       return m.empty() || info.name.find(m) == std::string::npos;
                                     }),
                      device.match.end());
+  // A CPU description's quantities do not belong in a GPU's; the optional ones (the
+  // interconnect, measured by `saguaro calibrate --interconnect`) stay with their sources.
   for (const model::Quantity& q : model::quantities())
-    if (!q.gpu) { // a CPU description's quantities do not belong in a GPU's
+    if (!q.gpu && !q.optional) {
       device.*(q.member) = 0;
       device.sources.erase(q.name);
     }

@@ -32,6 +32,11 @@ namespace saguaro::runtime::cuda {
   X(cuCtxSetCurrent, PFN_cuCtxSetCurrent_v4000)                                                   \
   X(cuStreamCreate, PFN_cuStreamCreate_v2000)                                                     \
   X(cuStreamSynchronize, PFN_cuStreamSynchronize_v2000)                                           \
+  X(cuStreamCreateWithPriority, PFN_cuStreamCreateWithPriority_v5050)                             \
+  X(cuCtxGetStreamPriorityRange, PFN_cuCtxGetStreamPriorityRange_v5050)                           \
+  X(cuStreamWaitEvent, PFN_cuStreamWaitEvent_v3020)                                               \
+  X(cuMemHostAlloc, PFN_cuMemHostAlloc_v2020)                                                     \
+  X(cuMemFreeHost, PFN_cuMemFreeHost_v2000)                                                       \
   X(cuMemAlloc, PFN_cuMemAlloc_v3020)                                                             \
   X(cuMemFree, PFN_cuMemFree_v3020)                                                               \
   X(cuMemsetD8Async, PFN_cuMemsetD8Async_v3020)                                                   \
