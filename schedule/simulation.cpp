@@ -968,6 +968,7 @@ void Simulation::decide_launches(const std::string& backend) {
   const std::string aware = reg.get_keyword("Saguaro", "cuda_aware_mpi");
   const bool device_pointers = aware == "yes" || (aware == "auto" && grid::mpi_takes_device_pointers());
   decomposition_->use_device_messages(space.on_device() && device_pointers);
+  decomposition_->use_peer_messages(reg.get_bool("Saguaro", "cuda_ipc"));
   if (!decomposition_->has_remote_faces()) return;
 
   const std::vector<double> bytes = decomposition_->message_bytes(int(evolved_.size()));
@@ -1001,9 +1002,10 @@ void Simulation::decide_launches(const std::string& backend) {
     CalcBinding& b = *bindings_[i];
     if (!b.rhs || b.pointwise || b.calc->on_boundary || mode == "no") continue;
     b.regions = calc::split_region(owned, runtime::required_margin(*b.calc), faces);
-    if (b.regions.interior.empty()) continue;
     std::string why;
-    if (mode == "yes") {
+    if (b.regions.interior.empty()) {
+      why = "whole: the patch is too thin for an interior";
+    } else if (mode == "yes") {
       b.split = true;
       why = "split (Saguaro::exchange_overlap = yes)";
     } else if (modelled) {
@@ -1022,6 +1024,13 @@ void Simulation::decide_launches(const std::string& backend) {
       b.split = true;
       why = "split (no interconnect description to price the exchange)";
     }
+    // Every rank launches as rank 0 decided (the banner's words): a rank's patch, and with it
+    // the prices, may differ by a point, and a mapping from the mapping cache may differ. (A
+    // rank without an interior that is told to split computes its shell, all of it, after the
+    // exchange.)
+    int split = b.split ? 1 : 0;
+    MPI_Bcast(&split, 1, MPI_INT, 0, comm_);
+    b.split = split != 0;
     mapper_log_.push_back(fmt::format("{}: {}", b.calc->name, why));
   }
   for (const auto& b : bindings_) exchange_overlap_ = exchange_overlap_ || b->split;

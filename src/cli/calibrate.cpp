@@ -236,13 +236,14 @@ int calibrate_interconnect(const std::string& out, bool cpu, const std::string& 
   MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair);
   if (pair == MPI_COMM_NULL) return 0;
 
-  // Messages travel as they will in a run (Saguaro::cuda_aware_mpi = auto).
-  const std::string transport =
-      grid::exchange_transport(*space, space->on_device() && grid::mpi_takes_device_pointers());
   MPI_Comm node = MPI_COMM_NULL;
   MPI_Comm_split_type(pair, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   int on_node = 1;
   MPI_Comm_size(node, &on_node);
+  // Messages travel as they will in a run (Saguaro::cuda_aware_mpi = auto, cuda_ipc = yes).
+  const std::string transport =
+      grid::exchange_transport(*space, space->on_device() && grid::mpi_takes_device_pointers(),
+                               space->peer_messages() && on_node == 2);
   MPI_Comm_free(&node);
   const std::string hosts = on_node == 2 ? "one host" : "two hosts";
 

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <exception>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
@@ -211,6 +212,33 @@ Decomposition::Decomposition(const GridSpec& spec, MPI_Comm comm) {
     patch_.outer[a][1] = !spec.periodic[a] && coords[a] == dims_[a] - 1;
     MPI_Cart_shift(cart_, a, 1, &neighbour_[a][0], &neighbour_[a][1]);
   }
+  // Which neighbours share this host (peer messages), and the largest ghost slab of any rank
+  // (every rank sizes its message buffers alike, so that they are reallocated, and the peer
+  // buffers' handles exchanged, at the same exchange everywhere).
+  MPI_Comm host = MPI_COMM_NULL;
+  MPI_Comm_split_type(cart_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+  MPI_Group cart_group, host_group;
+  MPI_Comm_group(cart_, &cart_group);
+  MPI_Comm_group(host, &host_group);
+  for (int a = 0; a < 3; ++a)
+    for (int s = 0; s < 2; ++s) {
+      if (neighbour_[a][s] == MPI_PROC_NULL) continue;
+      int there = MPI_UNDEFINED;
+      MPI_Group_translate_ranks(cart_group, 1, &neighbour_[a][s], host_group, &there);
+      same_host_[a][s] = there != MPI_UNDEFINED;
+    }
+  MPI_Group_free(&cart_group);
+  MPI_Group_free(&host_group);
+  MPI_Comm_free(&host);
+  for (int r = 0; r < ranks; ++r) {
+    const Box b = owned_by(r);
+    for (int a = 0; a < 3; ++a) {
+      std::size_t v = std::size_t(spec.ghost);
+      for (int c = 0; c < 3; ++c)
+        if (c != a) v *= std::size_t(b.hi[c] - b.lo[c] + 2 * spec.ghost);
+      max_slab_ = std::max(max_slab_, v);
+    }
+  }
 }
 
 Decomposition::~Decomposition() {
@@ -274,14 +302,29 @@ bool Decomposition::messages_on_device(const runtime::ArraySpace& space) const {
   return device_messages_ && space.on_device();
 }
 
-std::string exchange_transport(const runtime::ArraySpace& space, bool device_messages) {
+std::string exchange_transport(const runtime::ArraySpace& space, bool device_messages,
+                               bool peer_messages) {
   if (!space.on_device()) return "host arrays";
+  if (peer_messages) return "peer messages (CUDA IPC: packed straight into the neighbour's GPU)";
   return device_messages ? "device buffers handed to MPI (CUDA-aware)"
                          : "host-staged through pinned buffers";
 }
 
 std::string Decomposition::transport(const runtime::ArraySpace& space) const {
-  return exchange_transport(space, messages_on_device(space));
+  bool peer = false;
+  for (const auto& axis : peer_faces(space)) peer = peer || axis[0] || axis[1];
+  return exchange_transport(space, messages_on_device(space), peer);
+}
+
+void Decomposition::use_peer_messages(bool peer) { peer_messages_ = peer; }
+
+std::array<std::array<bool, 2>, 3> Decomposition::peer_faces(const runtime::ArraySpace& space) const {
+  std::array<std::array<bool, 2>, 3> peer{};
+  const auto remote = remote_faces();
+  for (int a = 0; a < 3; ++a)
+    for (int s = 0; s < 2; ++s)
+      peer[a][s] = remote[a][s] && same_host_[a][s] && peer_messages_ && space.peer_messages();
+  return peer;
 }
 
 std::array<std::array<bool, 2>, 3> Decomposition::remote_faces() const {
@@ -323,33 +366,100 @@ std::vector<double> Decomposition::message_bytes(int fields) const {
 
 void Decomposition::ensure_messages(std::size_t fields, runtime::ArraySpace& space) const {
   const bool on_device = messages_on_device(space);
-  std::size_t need = 0;
-  for (int a = 0; a < 3; ++a) need = std::max(need, std::size_t(slab(a, 0, true).volume()) * fields);
+  const std::size_t need = max_slab_ * fields; // the same on every rank
   if (messages_.space == &space && messages_.on_device == on_device && messages_.capacity >= need)
     return;
   release_messages();
   messages_.space = &space;
   messages_.on_device = on_device;
   messages_.capacity = need;
+  messages_.peer = peer_faces(space);
   const auto remote = remote_faces();
+  bool any_peer = false;
   for (int a = 0; a < 3; ++a)
-    for (int s = 0; s < 2; ++s)
-      if (remote[a][s]) {
+    for (int s = 0; s < 2; ++s) {
+      if (!remote[a][s]) continue;
+      if (messages_.peer[a][s]) {
+        any_peer = true;
+        for (double*& buffer : messages_.peer_recv[a][s]) buffer = space.allocate_message(need, true);
+      } else {
         messages_.send[a][s] = space.allocate_message(need, on_device);
         messages_.recv[a][s] = space.allocate_message(need, on_device);
       }
+    }
+  // Every rank reallocates at the same exchange (need is global): the handles go round.
+  int any = any_peer ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_LOR, cart_);
+  if (any) open_peer_buffers();
+}
+
+// Each peer face's receive buffers are opened by the neighbour that packs into them: the
+// handles of this rank's side-s buffers go to neighbour[a][s], which packs into them from its
+// side 1-s.
+void Decomposition::open_peer_buffers() const {
+  runtime::ArraySpace& space = *messages_.space;
+  std::vector<std::string> mine, theirs;
+  std::vector<MPI_Request> requests;
+  std::vector<std::array<int, 2>> faces;
+  for (int a = 0; a < 3; ++a)
+    for (int s = 0; s < 2; ++s)
+      if (messages_.peer[a][s]) faces.push_back({a, s});
+  mine.reserve(faces.size());
+  theirs.reserve(faces.size());
+  for (const auto& [a, s] : faces) {
+    std::string handles;
+    for (double* buffer : messages_.peer_recv[a][s]) handles += space.export_message(buffer);
+    mine.push_back(handles);
+    theirs.emplace_back(handles.size(), '\0');
+  }
+  for (std::size_t f = 0; f < faces.size(); ++f) {
+    const auto [a, s] = faces[f];
+    requests.emplace_back();
+    MPI_Irecv(theirs[f].data(), int(theirs[f].size()), MPI_BYTE, neighbour_[a][s],
+              100 + 2 * a + (1 - s), cart_, &requests.back());
+    requests.emplace_back();
+    MPI_Isend(mine[f].data(), int(mine[f].size()), MPI_BYTE, neighbour_[a][s], 100 + 2 * a + s,
+              cart_, &requests.back());
+  }
+  MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  for (std::size_t f = 0; f < faces.size(); ++f) {
+    const auto [a, s] = faces[f];
+    const std::size_t one = theirs[f].size() / 2;
+    for (int p = 0; p < 2; ++p)
+      messages_.peer_remote[a][s][p] = space.import_message(theirs[f].substr(p * one, one));
+  }
 }
 
 void Decomposition::release_messages() const {
   if (messages_.space == nullptr) return;
+  runtime::ArraySpace& space = *messages_.space;
+  // Peer buffers: every neighbour closes what it opened of this rank's before this rank frees
+  // them (all ranks release together: reallocation and destruction are collective), unless
+  // an exception is unwinding, when a barrier could wait for a rank that has thrown.
+  bool peer = false;
+  for (int a = 0; a < 3; ++a)
+    for (int s = 0; s < 2; ++s)
+      for (int p = 0; p < 2; ++p) {
+        if (messages_.peer_remote[a][s][p] != nullptr) space.close_import(messages_.peer_remote[a][s][p]);
+        messages_.peer_remote[a][s][p] = nullptr;
+        peer = peer || messages_.peer[a][s];
+      }
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (peer && !finalized && std::uncaught_exceptions() == 0) MPI_Barrier(cart_);
   for (int a = 0; a < 3; ++a)
     for (int s = 0; s < 2; ++s) {
-      messages_.space->release_message(messages_.send[a][s], messages_.on_device);
-      messages_.space->release_message(messages_.recv[a][s], messages_.on_device);
+      space.release_message(messages_.send[a][s], messages_.on_device);
+      space.release_message(messages_.recv[a][s], messages_.on_device);
       messages_.send[a][s] = messages_.recv[a][s] = nullptr;
+      for (double*& buffer : messages_.peer_recv[a][s]) {
+        space.release_message(buffer, true);
+        buffer = nullptr;
+      }
     }
   messages_.space = nullptr;
   messages_.capacity = 0;
+  messages_.peer = {};
 }
 
 void Decomposition::sync(const std::vector<double*>& fields, runtime::ArraySpace& space) const {
@@ -369,17 +479,23 @@ void Decomposition::start_phase(int a) const {
     throw std::length_error("saguaro::grid: sync: a ghost message exceeds INT_MAX doubles");
   p.count = static_cast<int>(total);
   p.requests.clear();
+  const int parity = int(exchanges_ % 2);
   for (int s = 0; s < 2; ++s) {
     if (nb[s] == MPI_PROC_NULL || nb[s] == patch_.rank) continue;
-    // from the lower neighbour comes data travelling up, from the upper data travelling down
+    // from the lower neighbour comes data travelling up, from the upper data travelling down;
+    // from a peer only word that its pack into this rank's buffer has finished
+    const bool peer = messages_.peer[a][s];
     p.requests.emplace_back();
-    MPI_Irecv(messages_.recv[a][s], p.count, MPI_DOUBLE, nb[s], s == 0 ? 2 * a : 2 * a + 1, cart_,
-              &p.requests.back());
+    MPI_Irecv(peer ? nullptr : messages_.recv[a][s], peer ? 0 : p.count, MPI_DOUBLE, nb[s],
+              s == 0 ? 2 * a : 2 * a + 1, cart_, &p.requests.back());
   }
   for (int s = 0; s < 2; ++s)
-    if (nb[s] != MPI_PROC_NULL && nb[s] != patch_.rank)
-      space.pack_message(sources, local_box(patch_, slab(a, s, true)), messages_.send[a][s],
-                         messages_.on_device);
+    if (nb[s] != MPI_PROC_NULL && nb[s] != patch_.rank) {
+      const bool peer = messages_.peer[a][s];
+      space.pack_message(sources, local_box(patch_, slab(a, s, true)),
+                         peer ? messages_.peer_remote[a][s][parity] : messages_.send[a][s],
+                         peer || messages_.on_device);
+    }
 }
 
 void Decomposition::begin_sync(const std::vector<double*>& fields, runtime::ArraySpace& space,
@@ -421,21 +537,27 @@ void Decomposition::finish_sync() const {
     // they are queued after those unpacks.
     if (i > 0) start_phase(a);
     space.wait_exchange(); // the packed messages are ready to send
+    const int parity = int(exchanges_ % 2);
     for (int s = 0; s < 2; ++s) {
       if (nb[s] == MPI_PROC_NULL || nb[s] == patch_.rank) continue;
+      const bool peer = messages_.peer[a][s];
       p.requests.emplace_back();
-      MPI_Isend(messages_.send[a][s], p.count, MPI_DOUBLE, nb[s], s == 0 ? 2 * a + 1 : 2 * a,
-                cart_, &p.requests.back());
+      MPI_Isend(peer ? nullptr : messages_.send[a][s], peer ? 0 : p.count, MPI_DOUBLE, nb[s],
+                s == 0 ? 2 * a + 1 : 2 * a, cart_, &p.requests.back());
     }
     MPI_Waitall(int(p.requests.size()), p.requests.data(), MPI_STATUSES_IGNORE);
     for (int s = 0; s < 2; ++s)
-      if (nb[s] != MPI_PROC_NULL && nb[s] != patch_.rank)
-        space.unpack_message(p.fields, local_box(patch_, slab(a, s, false)), messages_.recv[a][s],
-                             messages_.on_device);
+      if (nb[s] != MPI_PROC_NULL && nb[s] != patch_.rank) {
+        const bool peer = messages_.peer[a][s];
+        space.unpack_message(p.fields, local_box(patch_, slab(a, s, false)),
+                             peer ? messages_.peer_recv[a][s][parity] : messages_.recv[a][s],
+                             peer || messages_.on_device);
+      }
   }
   if (!p.axes.empty()) {
     if (p.marks.started >= 0) p.marks.finished = space.mark(runtime::ArraySpace::Queue::exchange);
     space.join_exchange();
+    ++exchanges_;
   }
   last_marks_ = p.marks;
   p = Pending{};

@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -84,7 +85,8 @@ public:
   // of the neighbours: nonblocking MPI, one phase per axis with neighbours on other ranks,
   // all arrays in one message per neighbour and phase. Collective over comm(). The arrays
   // belong to `space`, which packs and unpacks the messages. sync() is begin_sync() and
-  // finish_sync() back to back.
+  // finish_sync() back to back. The message buffers come from the space and are kept until the
+  // next exchange with another space or the Decomposition's end: the space must outlive it.
   void sync(const std::vector<double*>& fields,
             runtime::ArraySpace& space = runtime::host_space()) const;
 
@@ -116,6 +118,12 @@ public:
   // mpi_takes_device_pointers()). Off by default.
   void use_device_messages(bool device);
   bool messages_on_device(const runtime::ArraySpace& space) const;
+  // Between ranks on one host whose space has peer messages (GPUs: CUDA IPC), pack kernels
+  // write straight into the neighbour's receive buffers and MPI carries only a zero-byte
+  // "ready"; on by default. Must be the same on every rank.
+  void use_peer_messages(bool peer);
+  // [axis][side]: faces exchanged through peer messages with arrays in `space`.
+  std::array<std::array<bool, 2>, 3> peer_faces(const runtime::ArraySpace& space) const;
   // How messages travel, in words for logs ("host-staged through pinned buffers", ...).
   std::string transport(const runtime::ArraySpace& space) const;
 
@@ -126,12 +134,16 @@ private:
   void ensure_messages(std::size_t fields, runtime::ArraySpace& space) const;
   void release_messages() const;
   void start_phase(int axis) const;
+  void open_peer_buffers() const;
 
   Patch patch_;
   MPI_Comm cart_ = MPI_COMM_NULL;
   Index3 dims_{1, 1, 1}, coords_{0, 0, 0};
   std::array<std::array<int, 2>, 3> neighbour_{}; // MPI_PROC_NULL at outer faces
-  bool device_messages_ = false;
+  bool device_messages_ = false, peer_messages_ = true;
+  std::array<std::array<bool, 2>, 3> same_host_{}; // the neighbour shares this rank's host
+  std::size_t max_slab_ = 0; // the largest ghost slab of any rank and axis [points]
+  mutable std::uint64_t exchanges_ = 0; // begun so far: alternates the peer buffers
   // Message buffers per [axis][side], from the space of the last exchange, kept between
   // exchanges (grown, never shrunk) so that a step does not allocate.
   struct Messages {
@@ -139,6 +151,11 @@ private:
     bool on_device = false;
     std::size_t capacity = 0; // doubles per buffer
     std::array<std::array<double*, 2>, 3> send{}, recv{};
+    // Peer faces: this rank's receive buffers, two used alternately (a neighbour may pack
+    // the next exchange before this rank has unpacked the last), and the neighbour's
+    // receive buffers for this side, opened here.
+    std::array<std::array<bool, 2>, 3> peer{};
+    std::array<std::array<std::array<double*, 2>, 2>, 3> peer_recv{}, peer_remote{};
   };
   mutable Messages messages_;
   struct Pending {
@@ -160,7 +177,8 @@ bool mpi_takes_device_pointers();
 
 // How ghost messages of arrays in `space` travel, in words for logs and sources ("host-staged
 // through pinned buffers", ...); `device_messages`: device buffers handed to MPI.
-std::string exchange_transport(const runtime::ArraySpace& space, bool device_messages);
+std::string exchange_transport(const runtime::ArraySpace& space, bool device_messages,
+                               bool peer_messages = false);
 
 // Storage for named grid functions on one patch, zero-initialised, allocated from an
 // ArraySpace (host memory, or the GPU's for the CUDA backend). data(i) is the space's

@@ -13,6 +13,7 @@
 #include <array>
 #include <chrono>
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace saguaro::runtime {
@@ -88,6 +89,16 @@ public:
   virtual void unpack_message(const std::vector<double*>& fields, const ArrayBox& box,
                               const double* message, bool on_device);
   virtual void wait_exchange() {}
+  // Peer messages (a GPU's: CUDA IPC): a device message buffer of this space that another
+  // process on the same host opens in its own address space, so that its pack kernels write
+  // straight into it (over NVLink between GPUs). export_message gives the handle to send it,
+  // import_message opens a handle another process sent (a pointer for pack_message with
+  // on_device), close_import closes it. The defaults: none (peer_messages() false, the others
+  // throw).
+  virtual bool peer_messages() const { return false; }
+  virtual std::string export_message(double* message);
+  virtual double* import_message(const std::string& handle);
+  virtual void close_import(double* imported);
 
   // Timing marks on a queue (on a GPU events, measured where the queue reaches them; on the
   // host the wall clock when called): mark() returns an id, seconds(from, to) the time

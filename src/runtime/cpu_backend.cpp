@@ -284,7 +284,8 @@ CpuBackend::compile(const calc::Program& program, const std::vector<calc::Mappin
 
 std::vector<KernelTiming> CpuBackend::kernel_timings() const {
   std::vector<KernelTiming> out;
-  for (const auto& t : timings_) out.push_back(*t);
+  for (const auto& t : timings_)
+    if (t->region.empty() || t->launches > 0) out.push_back(*t); // parts only when split
   return out;
 }
 

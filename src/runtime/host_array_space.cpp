@@ -56,6 +56,18 @@ void ArraySpace::unpack_message(const std::vector<double*>& fields, const ArrayB
   unpack(fields, box, message);
 }
 
+std::string ArraySpace::export_message(double*) {
+  throw std::logic_error(std::string(name()) + " space: no peer messages");
+}
+
+double* ArraySpace::import_message(const std::string&) {
+  throw std::logic_error(std::string(name()) + " space: no peer messages");
+}
+
+void ArraySpace::close_import(double*) {
+  throw std::logic_error(std::string(name()) + " space: no peer messages");
+}
+
 int ArraySpace::mark(Queue) {
   marks_.push_back(std::chrono::steady_clock::now());
   return int(marks_.size()) - 1;

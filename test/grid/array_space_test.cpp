@@ -169,9 +169,9 @@ TEST(GridFunctionsSpace, SyncBoundariesNormsThroughTheSpace) {
   for (const auto& periodic : all_periodicities()) {
     SCOPED_TRACE(testing::Message() << "periodic " << periodic[0] << periodic[1] << periodic[2]);
     const GridSpec spec = make_spec({10, 9, 7}, periodic, 2);
+    FakeDeviceSpace space; // outlives d, which keeps message buffers from it
     Decomposition d(spec, MPI_COMM_WORLD);
     const Patch& p = d.patch();
-    FakeDeviceSpace space;
     GridFunctions host_fields(p), device_fields(p, space);
     for (GridFunctions* gf : {&host_fields, &device_fields}) {
       const int u = gf->add("u"), r = gf->add("rhs");

@@ -75,14 +75,15 @@ TEST(Device, FormatParsesBack) {
 TEST(Device, InterconnectIsOptionalAndRoundTrips) {
   // A description without it reads, the interconnect not described (0), and is written
   // without it.
-  const model::Device h200 = model::load_device(devices_dir() + "/h200.yaml");
-  EXPECT_EQ(h200.interconnect_latency, 0);
-  EXPECT_EQ(h200.interconnect_bandwidth, 0);
-  EXPECT_FALSE(h200.sources.count("interconnect_latency"));
-  EXPECT_EQ(model::format_device(h200).find("interconnect"), std::string::npos);
+  // (h100.yaml has none: its machine has one GPU.)
+  const model::Device h100 = model::load_device(devices_dir() + "/h100.yaml");
+  EXPECT_EQ(h100.interconnect_latency, 0);
+  EXPECT_EQ(h100.interconnect_bandwidth, 0);
+  EXPECT_FALSE(h100.sources.count("interconnect_latency"));
+  EXPECT_EQ(model::format_device(h100).find("interconnect"), std::string::npos);
 
   // Given, it is read with its unit and source, written, and read back.
-  model::Device d = h200;
+  model::Device d = h100;
   d.interconnect_latency = 23.5;
   d.interconnect_bandwidth = 11.25;
   d.sources["interconnect_latency"] = "calibrated today, \"quoted\"";

@@ -344,6 +344,32 @@ void CudaArraySpace::unpack_message(const std::vector<double*>& fields, const Ar
   unpack_kernels(fields, box, staging->second, exchange_);
 }
 
+std::string CudaArraySpace::export_message(double* message) {
+  Driver& d = Driver::get();
+  CUipcMemHandle handle{};
+  SAGUARO_CU(d, cuIpcGetMemHandle(&handle, device(message)));
+  return std::string(handle.reserved, sizeof handle.reserved);
+}
+
+double* CudaArraySpace::import_message(const std::string& bytes) {
+  Driver& d = Driver::get();
+  CUipcMemHandle handle{};
+  if (bytes.size() != sizeof handle.reserved)
+    throw std::invalid_argument("cuda array space: import_message: not an IPC handle");
+  std::copy(bytes.begin(), bytes.end(), handle.reserved);
+  CUdeviceptr p = 0;
+  // Lazily enabled peer access: the pack kernels write through the pointer over NVLink.
+  SAGUARO_CU(d, cuIpcOpenMemHandle(&p, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+  return reinterpret_cast<double*>(p);
+}
+
+void CudaArraySpace::close_import(double* imported) {
+  if (imported == nullptr) return;
+  Driver& d = Driver::get();
+  SAGUARO_CU(d, cuStreamSynchronize(exchange_)); // packs may still write through it
+  SAGUARO_CU(d, cuIpcCloseMemHandle(device(imported)));
+}
+
 int CudaArraySpace::mark(Queue queue) {
   Driver& d = Driver::get();
   CUevent e = nullptr;

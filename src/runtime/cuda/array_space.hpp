@@ -53,6 +53,10 @@ public:
   void unpack_message(const std::vector<double*>& fields, const ArrayBox& box,
                       const double* message, bool on_device) override;
   void wait_exchange() override;
+  bool peer_messages() const override { return true; }
+  std::string export_message(double* message) override;
+  double* import_message(const std::string& handle) override;
+  void close_import(double* imported) override;
   int mark(Queue queue) override;
   double seconds(int from, int to) override;
   void clear_marks() override;

@@ -37,6 +37,9 @@ namespace saguaro::runtime::cuda {
   X(cuStreamWaitEvent, PFN_cuStreamWaitEvent_v3020)                                               \
   X(cuMemHostAlloc, PFN_cuMemHostAlloc_v2020)                                                     \
   X(cuMemFreeHost, PFN_cuMemFreeHost_v2000)                                                       \
+  X(cuIpcGetMemHandle, PFN_cuIpcGetMemHandle_v4010)                                               \
+  X(cuIpcOpenMemHandle, PFN_cuIpcOpenMemHandle_v11000)                                            \
+  X(cuIpcCloseMemHandle, PFN_cuIpcCloseMemHandle_v4010)                                           \
   X(cuMemAlloc, PFN_cuMemAlloc_v3020)                                                             \
   X(cuMemFree, PFN_cuMemFree_v3020)                                                               \
   X(cuMemsetD8Async, PFN_cuMemsetD8Async_v3020)                                                   \
