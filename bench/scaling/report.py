@@ -23,6 +23,9 @@ import re
 import statistics
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from numbers_common import num  # noqa: E402
+
 WARMUP = 2           # iterations left out of the medians
 TARGET = 0.90        # weak-scaling efficiency target
 PARTS = ["interior_s", "boundary_s", "exchange_s", "idle_s"]
@@ -35,12 +38,6 @@ TSV_COLUMNS = ["table", "system", "n", "grid", "ranks_as", "points_per_gpu", "ru
                "max_rel_diff", "result"]
 
 
-def num(x):
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
 
 
 def read_tsv(path):

@@ -126,23 +126,28 @@ int Margin::max() const {
   return m;
 }
 
+Margin stage_reach(const Calculation& calc, const Stage& stage) {
+  Margin reach;
+  std::vector<NodeId> roots;
+  for (const Store& st : stage.stores) roots.push_back(st.value);
+  for (NodeId id : calc.dag.reachable(roots)) {
+    const Node& n = calc.dag.node(id);
+    if (n.op != Op::Load) continue;
+    for (int a = 0; a < 3; ++a) {
+      reach.lo[a] = std::max(reach.lo[a], -n.offset[a]);
+      reach.hi[a] = std::max(reach.hi[a], n.offset[a]);
+    }
+  }
+  return reach;
+}
+
 Margin required_margin(const Calculation& calc) {
   Margin margin;
   for (const Stage& stage : calc.stages) {
-    std::vector<NodeId> roots;
-    for (const Store& st : stage.stores) roots.push_back(st.value);
-    std::array<int, 3> reach_lo{0, 0, 0}, reach_hi{0, 0, 0};
-    for (NodeId id : calc.dag.reachable(roots)) {
-      const Node& n = calc.dag.node(id);
-      if (n.op != Op::Load) continue;
-      for (int a = 0; a < 3; ++a) {
-        reach_lo[a] = std::max(reach_lo[a], -n.offset[a]);
-        reach_hi[a] = std::max(reach_hi[a], n.offset[a]);
-      }
-    }
+    const Margin reach = stage_reach(calc, stage);
     for (int a = 0; a < 3; ++a) {
-      margin.lo[a] = std::max(margin.lo[a], stage.extent_lo[a] + reach_lo[a]);
-      margin.hi[a] = std::max(margin.hi[a], stage.extent_hi[a] + reach_hi[a]);
+      margin.lo[a] = std::max(margin.lo[a], stage.extent_lo[a] + reach.lo[a]);
+      margin.hi[a] = std::max(margin.hi[a], stage.extent_hi[a] + reach.hi[a]);
     }
   }
   return margin;

@@ -103,6 +103,8 @@ struct Margin {
   int max() const;
 };
 Margin required_margin(const Calculation& calc);
+// How far one stage's stores read around the point they are stored at (its loads' offsets).
+Margin stage_reach(const Calculation& calc, const Stage& stage);
 
 // A region of local indices, [lo, hi) per axis.
 struct Region {

@@ -95,17 +95,9 @@ void run_calculation(const Calculation& calc, GridBlock& block,
   for (std::size_t s = 0; s < calc.stages.size(); ++s) {
     const Stage& stage = calc.stages[s];
     // The stage reads its inputs up to `reach` points beyond the region it covers.
-    std::array<int, 3> reach_lo{0, 0, 0}, reach_hi{0, 0, 0};
-    std::vector<NodeId> roots;
-    for (const Store& st : stage.stores) roots.push_back(st.value);
-    for (NodeId id : calc.dag.reachable(roots)) {
-      const Node& n = calc.dag.node(id);
-      if (n.op != Op::Load) continue;
-      for (int a = 0; a < 3; ++a) {
-        reach_lo[a] = std::max(reach_lo[a], -n.offset[a]);
-        reach_hi[a] = std::max(reach_hi[a], n.offset[a]);
-      }
-    }
+    const Margin reach = stage_reach(calc, stage);
+    const std::array<int, 3>& reach_lo = reach.lo;
+    const std::array<int, 3>& reach_hi = reach.hi;
     std::array<int, 3> lo, hi;
     for (int a = 0; a < 3; ++a) {
       lo[a] = -stage.extent_lo[a];

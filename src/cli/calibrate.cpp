@@ -20,6 +20,27 @@
 
 namespace saguaro::cli {
 
+namespace {
+
+// The description as YAML to `out` (atomically) or, when it is "", to standard output; the
+// exit status.
+int write_description(const model::Device& device, const std::string& out) {
+  if (out.empty()) {
+    std::cout << model::format_device(device) << std::flush;
+    return 0;
+  }
+  try {
+    runtime::write_atomically(out, model::format_device(device), "saguaro calibrate");
+  } catch (const std::exception& e) {
+    std::cerr << e.what() << "\n"; // "saguaro calibrate: cannot write ..."
+    return 1;
+  }
+  std::cerr << "saguaro calibrate: wrote " << out << "\n";
+  return 0;
+}
+
+} // namespace
+
 int calibrate_main(const std::string& out, bool cpu, const std::string& base, bool quick) {
   runtime::CalibrationOptions options;
   // Recorded in every measured value's source: what was run, as far as it changes the values.
@@ -61,18 +82,7 @@ int calibrate_main(const std::string& out, bool cpu, const std::string& base, bo
     return 1;
   }
 
-  if (out.empty()) {
-    std::cout << model::format_device(device) << std::flush;
-    return 0;
-  }
-  try {
-    runtime::write_atomically(out, model::format_device(device), "saguaro calibrate");
-  } catch (const std::exception& e) {
-    std::cerr << e.what() << "\n"; // "saguaro calibrate: cannot write ..."
-    return 1;
-  }
-  std::cerr << "saguaro calibrate: wrote " << out << "\n";
-  return 0;
+  return write_description(device, out);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -298,18 +308,7 @@ int calibrate_interconnect(const std::string& out, bool cpu, const std::string& 
                            "GB/s\n",
                            device.interconnect_latency, device.interconnect_bandwidth);
 
-  if (out.empty()) {
-    std::cout << model::format_device(device) << std::flush;
-    return 0;
-  }
-  try {
-    runtime::write_atomically(out, model::format_device(device), "saguaro calibrate");
-  } catch (const std::exception& e) {
-    std::cerr << e.what() << "\n"; // "saguaro calibrate: cannot write ..."
-    return 1;
-  }
-  std::cerr << "saguaro calibrate: wrote " << out << "\n";
-  return 0;
+  return write_description(device, out);
 }
 
 } // namespace
