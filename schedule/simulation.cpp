@@ -8,6 +8,7 @@
 #include "mapper/mapping_file.hpp"
 #include "runtime/calibrate.hpp"
 #include "runtime/cuda.hpp"
+#include "runtime/disk_cache.hpp"
 #include "runtime/statistics.hpp"
 
 #include <fmt/format.h>
@@ -788,13 +789,9 @@ bool Simulation::write_prediction_log(bool at_end) {
   std::vector<io::PredictionRecord> records;
   try {
     records = io::prediction_records(setup_.program, mappings_, timings, source, candidates_);
-    if (!exchange_samples_.empty()) {
-      io::PredictionRecord like;
-      like.backend = source.backend;
-      like.device = source.device != nullptr ? source.device->name : "";
-      like.ranks = source.ranks;
-      records.push_back(exchange_record(like));
-    }
+    if (!exchange_samples_.empty())
+      records.push_back(
+          io::exchange_record(exchange_samples_, exchange_predicted_, exchange_words_, source));
     io::write_predictions(out_dir_, records);
   } catch (const std::exception& e) {
     log_ << "saguaro: the prediction log was not written: " << e.what() << "\n";
@@ -802,38 +799,6 @@ bool Simulation::write_prediction_log(bool at_end) {
   }
   if (at_end) log_ << "\n" << io::prediction_table(records);
   return true;
-}
-
-// The prediction log's row for the evolved variables' ghost exchange: the interconnect
-// model's time (latency + bytes / bandwidth per phase) against the measured exchanges.
-io::PredictionRecord Simulation::exchange_record(const io::PredictionRecord& like) const {
-  io::PredictionRecord r;
-  r.calculation = "ghost exchange";
-  r.name = "exchange";
-  r.mapping = exchange_words_;
-  r.backend = like.backend;
-  r.device = like.device;
-  r.ranks = like.ranks;
-  r.iteration = iteration_;
-  r.launches = long(exchange_samples_.size());
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  r.points = nan;
-  r.predicted_hu = r.predicted_chemora = exchange_predicted_;
-  r.launch = r.l2 = r.dram = r.data = r.latency = r.issue = nan;
-  r.occupancy = nan;
-  r.limiter = std::isnan(exchange_predicted_) ? "" : "interconnect";
-  r.note = std::isnan(exchange_predicted_)
-               ? "no interconnect description (saguaro calibrate --interconnect measures one)"
-               : "";
-  r.measured_median = runtime::median(exchange_samples_);
-  r.measured_min = *std::min_element(exchange_samples_.begin(), exchange_samples_.end());
-  r.measured_max = *std::max_element(exchange_samples_.begin(), exchange_samples_.end());
-  const std::size_t every = std::max<std::size_t>(1, exchange_samples_.size() / 200);
-  r.sample_every = int(every);
-  for (std::size_t i = 0; i < exchange_samples_.size(); i += every) r.samples.push_back(exchange_samples_[i]);
-  r.error_hu = r.error_chemora = (exchange_predicted_ - r.measured_median) / r.measured_median;
-  r.share = nan;
-  return r;
 }
 
 std::vector<double> Simulation::parameter_values() const {
@@ -1100,15 +1065,7 @@ void Simulation::write_step_breakdown() {
   }
   try {
     fs::create_directories(out_dir_);
-    const fs::path file = fs::path(out_dir_) / "step_breakdown.tsv";
-    fs::path tmp = file;
-    tmp += ".tmp";
-    {
-      std::ofstream f(tmp);
-      f << out.str();
-      if (!f) throw std::runtime_error("cannot write " + tmp.string());
-    }
-    fs::rename(tmp, file);
+    runtime::write_atomically(fs::path(out_dir_) / "step_breakdown.tsv", out.str(), "saguaro");
   } catch (const std::exception& e) {
     log_ << "saguaro: step_breakdown.tsv was not written: " << e.what() << "\n";
     return;

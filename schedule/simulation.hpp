@@ -16,7 +16,6 @@
 #include "calc/calculation.hpp"
 #include "calc/mapping.hpp"
 #include "grid/grid.hpp"
-#include "io/predictions.hpp"
 #include "model/device.hpp"
 #include "param/registry.hpp"
 #include "runtime/kernel.hpp"
@@ -98,7 +97,6 @@ private:
   void begin_step_breakdown();
   void end_step_breakdown(double step_seconds);
   void write_step_breakdown();
-  io::PredictionRecord exchange_record(const io::PredictionRecord& like) const;
   std::vector<double> parameter_values() const;
   std::vector<calc::Mapping> cuda_mappings() const;
   std::vector<calc::Mapping> choose_mappings(const std::string& backend);

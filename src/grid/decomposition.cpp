@@ -211,6 +211,8 @@ Decomposition::Decomposition(const GridSpec& spec, MPI_Comm comm) {
     patch_.outer[a][0] = !spec.periodic[a] && coords[a] == 0;
     patch_.outer[a][1] = !spec.periodic[a] && coords[a] == dims_[a] - 1;
     MPI_Cart_shift(cart_, a, 1, &neighbour_[a][0], &neighbour_[a][1]);
+    for (int s = 0; s < 2; ++s)
+      remote_[a][s] = neighbour_[a][s] != MPI_PROC_NULL && neighbour_[a][s] != rank;
   }
   // Which neighbours share this host (peer messages), and the largest ghost slab of any rank
   // (every rank sizes its message buffers alike, so that they are reallocated, and the peer
@@ -320,25 +322,28 @@ void Decomposition::use_peer_messages(bool peer) { peer_messages_ = peer; }
 
 std::array<std::array<bool, 2>, 3> Decomposition::peer_faces(const runtime::ArraySpace& space) const {
   std::array<std::array<bool, 2>, 3> peer{};
-  const auto remote = remote_faces();
   for (int a = 0; a < 3; ++a)
     for (int s = 0; s < 2; ++s)
-      peer[a][s] = remote[a][s] && same_host_[a][s] && peer_messages_ && space.peer_messages();
+      peer[a][s] = remote_[a][s] && same_host_[a][s] && peer_messages_ && space.peer_messages();
   return peer;
 }
 
-std::array<std::array<bool, 2>, 3> Decomposition::remote_faces() const {
-  std::array<std::array<bool, 2>, 3> remote{};
-  for (int a = 0; a < 3; ++a)
-    for (int s = 0; s < 2; ++s)
-      remote[a][s] = neighbour_[a][s] != MPI_PROC_NULL && neighbour_[a][s] != patch_.rank;
-  return remote;
-}
-
 bool Decomposition::has_remote_faces() const {
-  for (const auto& axis : remote_faces())
+  for (const auto& axis : remote_)
     if (axis[0] || axis[1]) return true;
   return false;
+}
+
+double* Decomposition::outgoing(int a, int s, int parity) const {
+  return messages_.peer[a][s] ? messages_.peer_remote[a][s][parity] : messages_.send[a][s];
+}
+
+double* Decomposition::incoming(int a, int s, int parity) const {
+  return messages_.peer[a][s] ? messages_.peer_recv[a][s][parity] : messages_.recv[a][s];
+}
+
+bool Decomposition::device_buffer(int a, int s) const {
+  return messages_.peer[a][s] || messages_.on_device;
 }
 
 Box Decomposition::slab(int axis, int side, bool send) const {
@@ -357,9 +362,8 @@ Box Decomposition::slab(int axis, int side, bool send) const {
 
 std::vector<double> Decomposition::message_bytes(int fields) const {
   std::vector<double> bytes;
-  const auto remote = remote_faces();
   for (int a = 0; a < 3; ++a)
-    if (remote[a][0] || remote[a][1])
+    if (remote_[a][0] || remote_[a][1])
       bytes.push_back(8.0 * double(fields) * double(slab(a, 0, true).volume()));
   return bytes;
 }
@@ -374,11 +378,10 @@ void Decomposition::ensure_messages(std::size_t fields, runtime::ArraySpace& spa
   messages_.on_device = on_device;
   messages_.capacity = need;
   messages_.peer = peer_faces(space);
-  const auto remote = remote_faces();
   bool any_peer = false;
   for (int a = 0; a < 3; ++a)
     for (int s = 0; s < 2; ++s) {
-      if (!remote[a][s]) continue;
+      if (!remote_[a][s]) continue;
       if (messages_.peer[a][s]) {
         any_peer = true;
         for (double*& buffer : messages_.peer_recv[a][s]) buffer = space.allocate_message(need, true);
@@ -481,7 +484,7 @@ void Decomposition::start_phase(int a) const {
   p.requests.clear();
   const int parity = int(exchanges_ % 2);
   for (int s = 0; s < 2; ++s) {
-    if (nb[s] == MPI_PROC_NULL || nb[s] == patch_.rank) continue;
+    if (!remote_[a][s]) continue;
     // from the lower neighbour comes data travelling up, from the upper data travelling down;
     // from a peer only word that its pack into this rank's buffer has finished
     const bool peer = messages_.peer[a][s];
@@ -490,12 +493,9 @@ void Decomposition::start_phase(int a) const {
               s == 0 ? 2 * a : 2 * a + 1, cart_, &p.requests.back());
   }
   for (int s = 0; s < 2; ++s)
-    if (nb[s] != MPI_PROC_NULL && nb[s] != patch_.rank) {
-      const bool peer = messages_.peer[a][s];
-      space.pack_message(sources, local_box(patch_, slab(a, s, true)),
-                         peer ? messages_.peer_remote[a][s][parity] : messages_.send[a][s],
-                         peer || messages_.on_device);
-    }
+    if (remote_[a][s])
+      space.pack_message(sources, local_box(patch_, slab(a, s, true)), outgoing(a, s, parity),
+                         device_buffer(a, s));
 }
 
 void Decomposition::begin_sync(const std::vector<double*>& fields, runtime::ArraySpace& space,
@@ -516,7 +516,7 @@ void Decomposition::begin_sync(const std::vector<double*>& fields, runtime::Arra
         space.copy_box(fields, local_box(patch_, slab(a, 1 - s, true)),
                        local_box(patch_, slab(a, s, false)));
   for (int a = 0; a < 3; ++a)
-    if (remote_faces()[a][0] || remote_faces()[a][1]) pending_.axes.push_back(a);
+    if (remote_[a][0] || remote_[a][1]) pending_.axes.push_back(a);
   if (pending_.axes.empty()) return;
   ensure_messages(fields.size(), space);
   // The last exchange's unpacks may still read the message buffers (host staging).
@@ -539,7 +539,7 @@ void Decomposition::finish_sync() const {
     space.wait_exchange(); // the packed messages are ready to send
     const int parity = int(exchanges_ % 2);
     for (int s = 0; s < 2; ++s) {
-      if (nb[s] == MPI_PROC_NULL || nb[s] == patch_.rank) continue;
+      if (!remote_[a][s]) continue;
       const bool peer = messages_.peer[a][s];
       p.requests.emplace_back();
       MPI_Isend(peer ? nullptr : messages_.send[a][s], peer ? 0 : p.count, MPI_DOUBLE, nb[s],
@@ -547,12 +547,9 @@ void Decomposition::finish_sync() const {
     }
     MPI_Waitall(int(p.requests.size()), p.requests.data(), MPI_STATUSES_IGNORE);
     for (int s = 0; s < 2; ++s)
-      if (nb[s] != MPI_PROC_NULL && nb[s] != patch_.rank) {
-        const bool peer = messages_.peer[a][s];
+      if (remote_[a][s])
         space.unpack_message(p.fields, local_box(patch_, slab(a, s, false)),
-                             peer ? messages_.peer_recv[a][s][parity] : messages_.recv[a][s],
-                             peer || messages_.on_device);
-      }
+                             incoming(a, s, parity), device_buffer(a, s));
   }
   if (!p.axes.empty()) {
     if (p.marks.started >= 0) p.marks.finished = space.mark(runtime::ArraySpace::Queue::exchange);

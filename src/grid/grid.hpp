@@ -101,14 +101,13 @@ public:
   void begin_sync(const std::vector<double*>& fields, runtime::ArraySpace& space,
                   bool timed = false) const;
   void finish_sync() const;
-  bool sync_pending() const { return pending_.active; }
   struct Marks {
     int started = -1, finished = -1;
   };
   Marks last_marks() const { return last_marks_; }
 
   // [axis][lower=0/upper=1]: the faces whose ghosts come from another rank's messages.
-  std::array<std::array<bool, 2>, 3> remote_faces() const;
+  const std::array<std::array<bool, 2>, 3>& remote_faces() const { return remote_; }
   bool has_remote_faces() const;
   // Per phase (axis with remote faces, in order), the bytes of one message of `fields`
   // arrays: what the interconnect model prices.
@@ -134,12 +133,18 @@ private:
   void ensure_messages(std::size_t fields, runtime::ArraySpace& space) const;
   void release_messages() const;
   void start_phase(int axis) const;
+  // The buffer face (a, s)'s message is packed into (the neighbour's, for a peer face) and
+  // the one it is unpacked from, for exchange `parity`, and whether they are device memory.
+  double* outgoing(int a, int s, int parity) const;
+  double* incoming(int a, int s, int parity) const;
+  bool device_buffer(int a, int s) const;
   void open_peer_buffers() const;
 
   Patch patch_;
   MPI_Comm cart_ = MPI_COMM_NULL;
   Index3 dims_{1, 1, 1}, coords_{0, 0, 0};
   std::array<std::array<int, 2>, 3> neighbour_{}; // MPI_PROC_NULL at outer faces
+  std::array<std::array<bool, 2>, 3> remote_{};   // neighbour_ is another rank
   bool device_messages_ = false, peer_messages_ = true;
   std::array<std::array<bool, 2>, 3> same_host_{}; // the neighbour shares this rank's host
   std::size_t max_slab_ = 0; // the largest ghost slab of any rank and axis [points]

@@ -90,6 +90,21 @@ void clear_prediction(PredictionRecord& r) {
   r.limiter.clear();
 }
 
+// The measured side: median, extremes and every sample_every-th sample (at most kMaxSamples).
+void fill_measured(PredictionRecord& r, const std::vector<double>& seconds) {
+  if (seconds.empty()) {
+    r.measured_median = r.measured_min = r.measured_max = kNaN;
+    return;
+  }
+  r.measured_median = runtime::median(seconds);
+  const auto [lo, hi] = std::minmax_element(seconds.begin(), seconds.end());
+  r.measured_min = *lo;
+  r.measured_max = *hi;
+  r.sample_every = int((seconds.size() + kMaxSamples - 1) / kMaxSamples);
+  for (std::size_t i = 0; i < seconds.size(); i += std::size_t(r.sample_every))
+    r.samples.push_back(seconds[i]);
+}
+
 // The GPU model's prediction of one kernel, with its parts in seconds per launch.
 void predict_gpu(PredictionRecord& r, const model::KernelProfile& profile,
                  const runtime::KernelTiming& t, const model::Device& device) {
@@ -187,18 +202,7 @@ prediction_records(const calc::Program& program, const std::vector<calc::Mapping
     r.registers = t.registers;
     r.spill_bytes = t.spill_stores + t.spill_loads;
 
-    // Measured.
-    if (t.seconds.empty()) {
-      r.measured_median = r.measured_min = r.measured_max = kNaN;
-    } else {
-      r.measured_median = runtime::median(t.seconds);
-      const auto [lo, hi] = std::minmax_element(t.seconds.begin(), t.seconds.end());
-      r.measured_min = *lo;
-      r.measured_max = *hi;
-      r.sample_every = int((t.seconds.size() + kMaxSamples - 1) / kMaxSamples);
-      for (std::size_t i = 0; i < t.seconds.size(); i += std::size_t(r.sample_every))
-        r.samples.push_back(t.seconds[i]);
-    }
+    fill_measured(r, t.seconds);
     const double sum = std::accumulate(t.seconds.begin(), t.seconds.end(), 0.0);
     sums.push_back(sum);
     total += sum;
@@ -252,6 +256,31 @@ prediction_records(const calc::Program& program, const std::vector<calc::Mapping
   for (std::size_t i = 0; i < records.size(); ++i)
     records[i].share = total > 0 ? sums[i] / total : kNaN;
   return records;
+}
+
+PredictionRecord exchange_record(const std::vector<double>& measured, double predicted,
+                                 const std::string& transport, const PredictionSource& source) {
+  PredictionRecord r;
+  r.calculation = "ghost exchange";
+  r.name = "exchange";
+  r.mapping = transport;
+  r.backend = source.backend;
+  r.device = source.device != nullptr ? source.device->name : "";
+  r.ranks = source.ranks;
+  r.iteration = source.iteration;
+  r.launches = long(measured.size());
+  r.points = kNaN;
+  fill_measured(r, measured);
+  clear_prediction(r);
+  r.predicted_hu = r.predicted_chemora = predicted;
+  if (std::isnan(predicted)) {
+    r.note = "no interconnect description (saguaro calibrate --interconnect measures one)";
+  } else {
+    r.limiter = "interconnect";
+  }
+  r.error_hu = r.error_chemora = (predicted - r.measured_median) / r.measured_median;
+  r.share = kNaN;
+  return r;
 }
 
 void write_predictions(const std::string& dir, const std::vector<PredictionRecord>& records) {

@@ -86,6 +86,12 @@ prediction_records(const calc::Program& program, const std::vector<calc::Mapping
                    const std::vector<runtime::KernelTiming>& timings, const PredictionSource& source,
                    const std::vector<std::vector<calc::Mapping>>& alternatives = {});
 
+// The row of the evolved variables' ghost exchange: the interconnect model's `predicted`
+// seconds per exchange (NaN without an interconnect description: the note says so) against
+// the `measured` exchanges; `transport` (the mapping column) says what travels and how.
+PredictionRecord exchange_record(const std::vector<double>& measured, double predicted,
+                                 const std::string& transport, const PredictionSource& source);
+
 // Writes `<dir>/predictions.tsv` and `<dir>/predictions.jsonl` (the directory is created).
 // Throws std::runtime_error when a file cannot be written; the previous file then stays.
 void write_predictions(const std::string& dir, const std::vector<PredictionRecord>& records);

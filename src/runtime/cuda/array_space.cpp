@@ -295,12 +295,19 @@ void CudaArraySpace::release_message(double* message, bool on_device) {
   if (on_device) return release(message);
   Driver& d = Driver::get();
   SAGUARO_CU(d, cuStreamSynchronize(exchange_)); // copies may still use them
-  auto it = message_staging_.find(message);
-  if (it == message_staging_.end())
-    throw std::invalid_argument("cuda array space: release_message: not a message buffer");
+  const auto it = staging_of(message, "release_message");
   SAGUARO_CU(d, cuMemFree(it->second));
   message_staging_.erase(it);
   SAGUARO_CU(d, cuMemFreeHost(message));
+}
+
+std::map<const double*, CUdeviceptr>::iterator
+CudaArraySpace::staging_of(const double* message, const char* what) {
+  auto it = message_staging_.find(message);
+  if (it == message_staging_.end())
+    throw std::invalid_argument(std::string("cuda array space: ") + what +
+                                ": not a message buffer");
+  return it;
 }
 
 void CudaArraySpace::order(CUstream from, CUstream to, CUevent event) {
@@ -323,12 +330,10 @@ void CudaArraySpace::pack_message(const std::vector<const double*>& fields, cons
   const std::size_t total = checked_volume(box, "pack_message") * fields.size();
   if (total == 0) return;
   if (on_device) return pack_kernels(fields, box, device(message), exchange_);
-  auto staging = message_staging_.find(message);
-  if (staging == message_staging_.end())
-    throw std::invalid_argument("cuda array space: pack_message: not a message buffer");
+  const CUdeviceptr staging = staging_of(message, "pack_message")->second;
   Driver& d = Driver::get();
-  pack_kernels(fields, box, staging->second, exchange_);
-  SAGUARO_CU(d, cuMemcpyDtoHAsync(message, staging->second, sizeof(double) * total, exchange_));
+  pack_kernels(fields, box, staging, exchange_);
+  SAGUARO_CU(d, cuMemcpyDtoHAsync(message, staging, sizeof(double) * total, exchange_));
 }
 
 void CudaArraySpace::unpack_message(const std::vector<double*>& fields, const ArrayBox& box,
@@ -336,12 +341,10 @@ void CudaArraySpace::unpack_message(const std::vector<double*>& fields, const Ar
   const std::size_t total = checked_volume(box, "unpack_message") * fields.size();
   if (total == 0) return;
   if (on_device) return unpack_kernels(fields, box, device(message), exchange_);
-  auto staging = message_staging_.find(message);
-  if (staging == message_staging_.end())
-    throw std::invalid_argument("cuda array space: unpack_message: not a message buffer");
+  const CUdeviceptr staging = staging_of(message, "unpack_message")->second;
   Driver& d = Driver::get();
-  SAGUARO_CU(d, cuMemcpyHtoDAsync(staging->second, message, sizeof(double) * total, exchange_));
-  unpack_kernels(fields, box, staging->second, exchange_);
+  SAGUARO_CU(d, cuMemcpyHtoDAsync(staging, message, sizeof(double) * total, exchange_));
+  unpack_kernels(fields, box, staging, exchange_);
 }
 
 std::string CudaArraySpace::export_message(double* message) {

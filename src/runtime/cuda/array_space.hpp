@@ -106,8 +106,11 @@ private:
   std::size_t staging_bytes_ = 0;
   CUdeviceptr partials_ = 0; // reduce: 5 doubles per block
   CUstream exchange_ = nullptr; // the exchange queue
-  // Per pinned host message, the device buffer it is staged through.
+  // Per pinned host message, the device buffer it is staged through; staging_of finds a
+  // message's entry or throws, naming the operation `what`.
   std::map<const double*, CUdeviceptr> message_staging_;
+  std::map<const double*, CUdeviceptr>::iterator staging_of(const double* message,
+                                                             const char* what);
   CUevent fork_event_ = nullptr, join_event_ = nullptr;
   std::vector<CUevent> marks_; // recorded marks, in id order
   std::vector<CUevent> spare_marks_; // events of cleared marks, reused
