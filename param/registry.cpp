@@ -373,7 +373,9 @@ SourceLoc Registry::set_at(const std::string& thorn, const std::string& name) co
   return it->second.set_loc;
 }
 
-void Registry::declare_thorn(const std::string& thorn) { bare_thorns_.push_back(thorn); }
+void Registry::declare_thorn(const std::string& thorn) {
+  bare_thorns_.push_back(thorn);
+}
 
 std::vector<std::string> Registry::thorns() const {
   std::vector<std::string> out;

@@ -545,7 +545,8 @@ std::vector<calc::Mapping> Simulation::choose_mappings(const std::string& backen
     return out;
   }
   if (backend != "cuda") {
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = calc::default_mapping(program.calculations[i]);
+    for (std::size_t i = 0; i < out.size(); ++i)
+      out[i] = calc::default_mapping(program.calculations[i]);
     return out;
   }
 
@@ -599,11 +600,11 @@ std::vector<calc::Mapping> Simulation::choose_mappings(const std::string& backen
                 mapper_log_.push_back(fmt::format("mapper: not cached: {}", e.what()));
               }
           }
-          mapper_log_.push_back(fmt::format("mapper: {}: {} ({})", c.name,
-                                            calc::to_string(c, chosen.front()), how));
+          mapper_log_.push_back(
+              fmt::format("mapper: {}: {} ({})", c.name, calc::to_string(c, chosen.front()), how));
           for (std::size_t j = 0; j < files.size(); ++j)
-            files[j].entries.push_back({c.name, mapper::calculation_hash(c), 0,
-                                        chosen[std::min(j, chosen.size() - 1)]});
+            files[j].entries.push_back(
+                {c.name, mapper::calculation_hash(c), 0, chosen[std::min(j, chosen.size() - 1)]});
         }
         mapper_log_.insert(mapper_log_.begin(),
                            fmt::format("mapper: {} on {} ({}), {}x{}x{} points per patch", word,
@@ -911,7 +912,8 @@ void Simulation::exchange_state(const CalcBinding* overlap) {
   }
   if (timed) m.joined = space.mark(Queue::compute);
   if (overlap)
-    for (const calc::Region& box : overlap->regions.shell) run_region(*overlap, box, "boundary shell");
+    for (const calc::Region& box : overlap->regions.shell)
+      run_region(*overlap, box, "boundary shell");
   if (timed) {
     m.shell_done = overlap ? space.mark(Queue::compute) : m.joined;
     const grid::Decomposition::Marks x = decomposition_->last_marks();
@@ -931,7 +933,8 @@ void Simulation::decide_launches(const std::string& backend) {
   const param::Registry& reg = setup_.registry;
   runtime::ArraySpace& space = fields_->space();
   const std::string aware = reg.get_keyword("Saguaro", "cuda_aware_mpi");
-  const bool device_pointers = aware == "yes" || (aware == "auto" && grid::mpi_takes_device_pointers());
+  const bool device_pointers =
+      aware == "yes" || (aware == "auto" && grid::mpi_takes_device_pointers());
   decomposition_->use_device_messages(space.on_device() && device_pointers);
   decomposition_->use_peer_messages(reg.get_bool("Saguaro", "cuda_ipc"));
   if (!decomposition_->has_remote_faces()) return;
@@ -940,8 +943,8 @@ void Simulation::decide_launches(const std::string& backend) {
   std::string phases;
   for (double b : bytes) phases += fmt::format("{}{:.3g} MB", phases.empty() ? "" : ", ", b * 1e-6);
   exchange_words_ = fmt::format("{} evolved variables, {} phase{} of 2 messages ({}), {}",
-                                evolved_.size(), bytes.size(), bytes.size() == 1 ? "" : "s",
-                                phases, decomposition_->transport(space));
+                                evolved_.size(), bytes.size(), bytes.size() == 1 ? "" : "s", phases,
+                                decomposition_->transport(space));
   const bool modelled = backend == "cuda" && device_ && device_->kind == "gpu" &&
                         model::describes_interconnect(*device_);
   if (modelled) {
@@ -961,8 +964,7 @@ void Simulation::decide_launches(const std::string& backend) {
   for (int a = 0; a < 3; ++a)
     for (int s = 0; s < 2; ++s) faces[a][s] = faces[a][s] || patch.outer[a][s];
   const grid::Index3 n = patch.size();
-  const calc::Region owned{{ghost_, ghost_, ghost_},
-                           {ghost_ + n[0], ghost_ + n[1], ghost_ + n[2]}};
+  const calc::Region owned{{ghost_, ghost_, ghost_}, {ghost_ + n[0], ghost_ + n[1], ghost_ + n[2]}};
   for (std::size_t i = 0; i < bindings_.size(); ++i) {
     CalcBinding& b = *bindings_[i];
     if (!b.rhs || b.pointwise || b.calc->on_boundary || mode == "no") continue;
@@ -1045,13 +1047,12 @@ void Simulation::write_step_breakdown() {
   for (const auto& b : bindings_)
     if (b->split) split += (split.empty() ? "" : " ") + b->calc->name;
   std::ostringstream out;
-  out << fmt::format("# saguaro step breakdown: {}, {} rank{} as {} x {} x {}, patch {} x {} x {}, "
-                     "backend {}; ghost exchange: {}; split around it: {}\n",
-                     setup_.par_path, patch.ranks, patch.ranks == 1 ? "" : "s",
-                     decomposition_->dims()[0], decomposition_->dims()[1],
-                     decomposition_->dims()[2], n[0], n[1], n[2], backend_->name(),
-                     exchange_words_.empty() ? "no messages" : exchange_words_,
-                     split.empty() ? "none" : split);
+  out << fmt::format(
+      "# saguaro step breakdown: {}, {} rank{} as {} x {} x {}, patch {} x {} x {}, "
+      "backend {}; ghost exchange: {}; split around it: {}\n",
+      setup_.par_path, patch.ranks, patch.ranks == 1 ? "" : "s", decomposition_->dims()[0],
+      decomposition_->dims()[1], decomposition_->dims()[2], n[0], n[1], n[2], backend_->name(),
+      exchange_words_.empty() ? "no messages" : exchange_words_, split.empty() ? "none" : split);
   out << "# seconds per step, the maximum over ranks. interior: right-hand-side launches over "
          "the interior (the whole patch when not split); boundary: over the boundary shell; "
          "exchange: the evolved variables' ghost exchange, first pack to last unpack (the "
@@ -1257,12 +1258,16 @@ void Simulation::bind_schedule() {
   });
   ex.bind("MoL_PostStepInitial", [this] { executor_->run("MoL_PostStep"); });
   ex.bind("Driver_SyncEvolved", [this] {
-    if (exchange_overlap_) ghosts_stale_ = true; // exchanged by the next calculation to read them
-    else exchange_state(nullptr);
+    if (exchange_overlap_)
+      ghosts_stale_ = true; // exchanged by the next calculation to read them
+    else
+      exchange_state(nullptr);
   });
   ex.bind("Boundary_ApplyOuter", [this] {
-    if (ghosts_stale_) flat_pending_ = true; // after the exchange: edges read its ghosts
-    else boundary_state();
+    if (ghosts_stale_)
+      flat_pending_ = true; // after the exchange: edges read its ghosts
+    else
+      boundary_state();
   });
   ex.bind("Boundary_RHS", [this] { boundary_rhs(); });
   ex.bind("IOScalar_OutputNorms", [this] { output_norms(); });

@@ -86,8 +86,7 @@ private:
   void bind_schedule();
   void run_calculation(const CalcBinding& binding);
   runtime::KernelArgs kernel_args(const CalcBinding& binding) const;
-  void run_region(const CalcBinding& binding, const calc::Region& region,
-                  const std::string& part);
+  void run_region(const CalcBinding& binding, const calc::Region& region, const std::string& part);
   // The evolved variables' ghost exchange (and the outer boundary conditions it deferred);
   // with `overlap`, that calculation's interior runs while the messages are in flight and
   // its boundary shell after them.
@@ -134,9 +133,9 @@ private:
   // first), the same on every rank.
   std::vector<std::vector<calc::Mapping>> candidates_;
   std::vector<std::string> mapper_log_; // the banner's lines on what the mapper did
-  std::vector<int> evolved_, rhs_; // GridFunctions indices, evolved_[v] <-> rhs_[v]
-  std::vector<double> evolved_u0_; // radiative value at infinity per evolved variable
-  std::vector<double> parameters_; // the EDL thorn's parameter values, kernel order
+  std::vector<int> evolved_, rhs_;      // GridFunctions indices, evolved_[v] <-> rhs_[v]
+  std::vector<double> evolved_u0_;      // radiative value at infinity per evolved variable
+  std::vector<double> parameters_;      // the EDL thorn's parameter values, kernel order
   std::array<std::array<grid::BoundaryKind, 2>, 3> boundary_{};
 
   // The ghost exchange of the evolved variables. With exchange_overlap_, Driver_SyncEvolved

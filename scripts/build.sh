@@ -14,6 +14,10 @@ saguaro_build() (
   if [[ ! -f build/CMakeCache.txt ]] && command -v ninja >/dev/null 2>&1; then
     gen=(-G Ninja)
   fi
+  # ccache, where installed, makes rebuilds in other checkouts (worktrees, fresh clones) cheap.
+  if [[ ! -f build/CMakeCache.txt ]] && command -v ccache >/dev/null 2>&1; then
+    gen+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  fi
   # Quiet unless something goes wrong: the log is printed on failure.
   local log
   log=$(mktemp)

@@ -58,7 +58,8 @@ inline const std::vector<Benchmark>& suite_benchmarks() {
       {"microbench", "par/microbench.edl", 4, "B3 Hu et al. micro-benchmark (eq. 4)"},
       {"maxwell", "par/maxwell.edl", 4, "B4 vacuum Maxwell, 4th order"},
       {"bssn", "par/bssn/bssn.edl", 4, "B5 BSSN (McLachlan's variables), 4th order", bssn_fill(),
-       "no hand-written naive CUDA BSSN: its 25 right-hand sides, thousands of flops per point, are "
+       "no hand-written naive CUDA BSSN: its 25 right-hand sides, thousands of flops per point, "
+       "are "
        "what Saguaro generates so that nobody writes them by hand"}};
   return list;
 }

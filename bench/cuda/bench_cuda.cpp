@@ -53,16 +53,20 @@ double quantile_or_zero(const std::vector<double>& v, double q) {
 // The suite's B1-B4 with the 4th-order wave between B1 and B2 (not B5, BSSN: 30 variants of its
 // 25-output kernel would take most of an hour to compile; see bench::suite_benchmarks()).
 const std::vector<bench::Benchmark> kBenchmarks = {
-    bench::suite_benchmarks()[0], {"wave4", "par/wave.edl", 4, "scalar wave, 4th order"},
-    bench::suite_benchmarks()[1], bench::suite_benchmarks()[3], bench::suite_benchmarks()[2]};
+    bench::suite_benchmarks()[0],
+    {"wave4", "par/wave.edl", 4, "scalar wave, 4th order"},
+    bench::suite_benchmarks()[1],
+    bench::suite_benchmarks()[3],
+    bench::suite_benchmarks()[2]};
 const std::vector<std::string> kBlocks = {"z 32x8x8",  "z 32x4x16", "z 64x4x8",
                                           "z 128x2x8", "y 32x8x8",  "z 32x8x32"};
 
 const bench::LoadedBenchmark& load(const std::string& name) {
   static std::map<std::string, bench::LoadedBenchmark> cache;
   if (auto it = cache.find(name); it != cache.end()) return it->second;
-  const bench::Benchmark& b = *std::find_if(kBenchmarks.begin(), kBenchmarks.end(),
-                                            [&](const bench::Benchmark& x) { return x.name == name; });
+  const bench::Benchmark& b =
+      *std::find_if(kBenchmarks.begin(), kBenchmarks.end(),
+                    [&](const bench::Benchmark& x) { return x.name == name; });
   return cache[name] = bench::load_benchmark(b);
 }
 
@@ -79,8 +83,7 @@ void predict_row(nlohmann::json& row, const model::Device& device) {
   const bench::LoadedBenchmark& l = load(row["benchmark"]);
   const calc::Calculation& calc = l.program.calculations[l.rhs];
   const calc::Mapping m = variant(calc, row["buffering"].get<std::string>()[0], row["block"]);
-  const model::KernelProfile k =
-      model::profile_mapping(calc, m).at(row.value("kernel", 0));
+  const model::KernelProfile k = model::profile_mapping(calc, m).at(row.value("kernel", 0));
   model::CompiledResources r;
   r.registers = row["registers"];
   r.spill_bytes = int(row["spill_stores"]) + int(row["spill_loads"]);
@@ -186,12 +189,18 @@ int main(int argc, char** argv) {
   std::string json_path, cache, device_path, replay_path;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--n" && i + 1 < argc) n = std::stoi(argv[++i]);
-    else if (a == "--repeats" && i + 1 < argc) repeats = std::stoi(argv[++i]);
-    else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
-    else if (a == "--cache" && i + 1 < argc) cache = argv[++i];
-    else if (a == "--device" && i + 1 < argc) device_path = argv[++i];
-    else if (a == "--replay" && i + 1 < argc) replay_path = argv[++i];
+    if (a == "--n" && i + 1 < argc)
+      n = std::stoi(argv[++i]);
+    else if (a == "--repeats" && i + 1 < argc)
+      repeats = std::stoi(argv[++i]);
+    else if (a == "--json" && i + 1 < argc)
+      json_path = argv[++i];
+    else if (a == "--cache" && i + 1 < argc)
+      cache = argv[++i];
+    else if (a == "--device" && i + 1 < argc)
+      device_path = argv[++i];
+    else if (a == "--replay" && i + 1 < argc)
+      replay_path = argv[++i];
     else {
       std::cerr << "usage: bench_cuda [--n 256] [--repeats 30] [--json FILE] [--cache DIR] "
                    "[--device FILE.yaml]\n       bench_cuda --replay RUN.json --device FILE.yaml "
@@ -225,7 +234,8 @@ int main(int argc, char** argv) {
   const runtime::cuda::DeviceInfo dev = runtime::cuda::device_info();
   if (device_path == "auto") { // the description configs/devices has for this GPU
     device_path = model::find_device_description(dev.name);
-    if (device_path.empty()) std::printf("no description in configs/devices for %s\n", dev.name.c_str());
+    if (device_path.empty())
+      std::printf("no description in configs/devices for %s\n", dev.name.c_str());
   }
   if (!load_description()) return 2;
   runtime::BackendOptions options;
@@ -280,15 +290,14 @@ int main(int argc, char** argv) {
           for (int r = 0; r < 3 + repeats; ++r) compiled[rhs]->run(args);
           backend_k->space().synchronize();
         } catch (const std::exception& e) {
-          std::printf("%-11s %-10s %-3c failed: %s\n", b.name.c_str(), block_text.c_str(),
-                      letter, e.what());
+          std::printf("%-11s %-10s %-3c failed: %s\n", b.name.c_str(), block_text.c_str(), letter,
+                      e.what());
           continue;
         }
         for (const runtime::KernelTiming& kt : backend_k->kernel_timings()) {
           if (kt.calculation != int(rhs)) continue;
-          std::vector<double> samples(kt.seconds.begin() +
-                                          std::min<std::size_t>(3, kt.seconds.size()),
-                                      kt.seconds.end());
+          std::vector<double> samples(
+              kt.seconds.begin() + std::min<std::size_t>(3, kt.seconds.size()), kt.seconds.end());
           const double t = quantile_or_zero(samples, 0.5);
           const double bw = bytes / t;
           double lo = samples.empty() ? 0 : *std::min_element(samples.begin(), samples.end());

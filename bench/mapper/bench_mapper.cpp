@@ -85,10 +85,10 @@ const std::vector<bench::Benchmark> kBenchmarks = {
     bench::suite_benchmarks()[2]};
 // bench_cuda's six blocks first (the model's strategies are tried at these), then others
 // that are common choices; random samples take every other block from this list.
-const std::vector<std::string> kCommonBlocks = {
-    "z 32x8x8",  "z 32x4x16", "z 64x4x8",  "z 128x2x8", "y 32x8x8",  "z 32x8x32",
-    "z 64x2x16", "z 128x1x8", "z 256x1x8", "z 64x4x4",  "z 32x16x4", "y 64x4x8",
-    "z 128x2x4", "z 64x8x8",  "z 128x4x16"};
+const std::vector<std::string> kCommonBlocks = {"z 32x8x8",  "z 32x4x16", "z 64x4x8",  "z 128x2x8",
+                                                "y 32x8x8",  "z 32x8x32", "z 64x2x16", "z 128x1x8",
+                                                "z 256x1x8", "z 64x4x4",  "z 32x16x4", "y 64x4x8",
+                                                "z 128x2x4", "z 64x8x8",  "z 128x4x16"};
 
 struct Options {
   int n = 256;
@@ -107,7 +107,8 @@ struct Options {
 std::string mapping_key(const calc::Calculation& calc, const calc::Mapping& m) {
   std::string key = calc::to_string(calc, m);
   for (const calc::KernelMapping& k : m.kernels)
-    key += fmt::format("|{}:{}:{}", k.stage, fmt::join(k.stores, ","), fmt::join(k.temporaries, ","));
+    key +=
+        fmt::format("|{}:{}:{}", k.stage, fmt::join(k.stores, ","), fmt::join(k.temporaries, ","));
   return key;
 }
 
@@ -136,7 +137,7 @@ struct Candidate {
                                   // memory than the GPU allows), "launch failed"; without a
                                   // GPU "planned", "compiled" or "load would fail"
   std::string error;
-  double compile_seconds = 0; // NVRTC, in the parallel pass (0: from the cache)
+  double compile_seconds = 0;  // NVRTC, in the parallel pass (0: from the cache)
   std::vector<double> samples; // seconds per run, first pass
   double measured = kNaN;      // their median
   std::vector<double> final_samples;
@@ -154,7 +155,8 @@ struct Candidate {
 };
 
 struct Skipped {
-  int model_invalid = 0, mapping_invalid = 0, compile_failed = 0, load_failed = 0, launch_failed = 0;
+  int model_invalid = 0, mapping_invalid = 0, compile_failed = 0, load_failed = 0,
+      launch_failed = 0;
   int duplicates = 0;
   std::vector<nlohmann::json> examples; // the first few left-out mappings and why
 };
@@ -205,7 +207,8 @@ public:
   }
 
   bool contains(const calc::Mapping& m) const {
-    return std::any_of(list.begin(), list.end(), [&](const Candidate& c) { return c.mapping == m; });
+    return std::any_of(list.begin(), list.end(),
+                       [&](const Candidate& c) { return c.mapping == m; });
   }
 
   Candidate* find_role(const std::string& role) {
@@ -385,7 +388,9 @@ double median_or_nan(const std::vector<double>& v) {
   return v.empty() ? kNaN : runtime::median(v);
 }
 
-nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
+nlohmann::json number_or_null(double x) {
+  return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json();
+}
 
 std::string first_line(const std::string& text) {
   const std::size_t at = text.find('\n');
@@ -409,11 +414,14 @@ std::string command_line_output(const char* command) {
   std::string out;
   if (std::fgets(buf, sizeof buf, p) != nullptr) out = buf;
   pclose(p);
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == ' ')) out.pop_back();
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == ' '))
+    out.pop_back();
   return out;
 }
 
-std::string driver_api_version(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
+std::string driver_api_version(int v) {
+  return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
+}
 
 struct Gpu {
   bool present = false;
@@ -425,9 +433,9 @@ struct Gpu {
 // backend's compile() reads next (the same source, options and directory give the same key).
 // Without a GPU (`record`), the outcome is the candidate's result: its status, NVRTC's error,
 // ptxas's resources and the prediction with them.
-void precompile(std::vector<Candidate>& list, const calc::Program& program,
-                const std::string& arch, const std::string& cache, int threads, bool record,
-                const model::Device& device, int n) {
+void precompile(std::vector<Candidate>& list, const calc::Program& program, const std::string& arch,
+                const std::string& cache, int threads, bool record, const model::Device& device,
+                int n) {
   // Generating is checked here, single-threaded, so that a mapping that does not fit says so.
   std::vector<char> generates(list.size(), 0);
   for (std::size_t i = 0; i < list.size(); ++i) {
@@ -512,8 +520,10 @@ nlohmann::json candidate_json(const Candidate& c) {
   double ptxas = 0;
   bool have_ptxas = !c.kernels.empty();
   for (const KernelResult& r : c.kernels) {
-    if (std::isnan(r.predicted_ptxas_s)) have_ptxas = false;
-    else ptxas += r.predicted_ptxas_s;
+    if (std::isnan(r.predicted_ptxas_s))
+      have_ptxas = false;
+    else
+      ptxas += r.predicted_ptxas_s;
   }
   auto stats = [](const std::vector<double>& v) {
     if (v.empty()) return nlohmann::json();
@@ -556,7 +566,9 @@ void print_candidates(const std::vector<const Candidate*>& order, bool measured)
     std::string kinds;
     for (const std::string& k : c->kinds) kinds += (kinds.empty() ? "" : ", ") + k;
     if (kinds.size() > 34) kinds = kinds.substr(0, 31) + "...";
-    auto us = [](double s) { return std::isnan(s) ? std::string("-") : fmt::format("{:.1f}", s * 1e6); };
+    auto us = [](double s) {
+      return std::isnan(s) ? std::string("-") : fmt::format("{:.1f}", s * 1e6);
+    };
     std::printf("  %4d %10s %10s %10s  %-34s %s%s\n", ++rank, us(c->measured).c_str(),
                 us(c->final_measured).c_str(), us(c->priced.seconds).c_str(), kinds.c_str(),
                 c->short_form.c_str(),
@@ -565,9 +577,9 @@ void print_candidates(const std::vector<const Candidate*>& order, bool measured)
 }
 
 // One benchmark: search, candidates, compile, time. Returns its JSON.
-nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt, const model::Device& device,
-                             const Gpu& gpu, runtime::BackendOptions backend_options,
-                             int threads) {
+nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt,
+                             const model::Device& device, const Gpu& gpu,
+                             runtime::BackendOptions backend_options, int threads) {
   const auto t_start = std::chrono::steady_clock::now();
   const bench::LoadedBenchmark loaded = bench::load_benchmark(b);
   const calc::Calculation& calc = loaded.program.calculations[loaded.rhs];
@@ -626,7 +638,8 @@ nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt, cons
   std::printf("  mapper: median %.1f ms of %d searches (%s), %ld model calls, %ld kernels priced, "
               "%ld configurations (%ld pruned), %d ILP solves\n",
               search_median * 1e3, kSearchRuns,
-              search_median < kTargetSearchSeconds ? "target < 100 ms met" : "over the 100 ms target",
+              search_median < kTargetSearchSeconds ? "target < 100 ms met"
+                                                   : "over the 100 ms target",
               st.model_calls, st.kernels_priced, st.configurations, st.pruned, st.ilp_solves);
   std::fflush(stdout);
 
@@ -703,10 +716,11 @@ nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt, cons
   }
   std::vector<Candidate>& list = cands.list;
   std::printf("  %zu candidates: model, default, %zu runners-up, uniform strategies, the model's "
-              "strategies at 6 blocks, %d samples (%d draws, %d repeats); left out: %d invalid for the model, "
+              "strategies at 6 blocks, %d samples (%d draws, %d repeats); left out: %d invalid for "
+              "the model, "
               "%d invalid mappings; %d merged duplicates\n",
-              list.size(), result->runners_up.size(), sampled, attempts, repeats, cands.skipped.model_invalid,
-              cands.skipped.mapping_invalid, cands.skipped.duplicates);
+              list.size(), result->runners_up.size(), sampled, attempts, repeats,
+              cands.skipped.model_invalid, cands.skipped.mapping_invalid, cands.skipped.duplicates);
   std::fflush(stdout);
 
   Candidate* model_c = cands.find_role("model");
@@ -752,8 +766,9 @@ nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt, cons
         if (c.status == "timed") timed_list.push_back(&c);
       std::sort(timed_list.begin(), timed_list.end(),
                 [](const Candidate* x, const Candidate* y) { return x->measured < y->measured; });
-      std::set<const Candidate*> keep(timed_list.begin(),
-                                      timed_list.begin() + long(std::min<std::size_t>(kFinalists, timed_list.size())));
+      std::set<const Candidate*> keep(
+          timed_list.begin(),
+          timed_list.begin() + long(std::min<std::size_t>(kFinalists, timed_list.size())));
       for (Candidate& c : list)
         if (c.compiled && c.status == "timed" && !keep.count(&c) && &c != model_c &&
             &c != default_c && &c != fallback) {
@@ -776,8 +791,8 @@ nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt, cons
         ++(load ? cands.skipped.load_failed : cands.skipped.compile_failed);
         c.compiled.reset();
         c.backend.reset();
-        std::fprintf(stderr, "bench_mapper: %s: %s: %s: %s\n", b.name.c_str(),
-                     c.short_form.c_str(), c.status.c_str(), c.error.c_str());
+        std::fprintf(stderr, "bench_mapper: %s: %s: %s: %s\n", b.name.c_str(), c.short_form.c_str(),
+                     c.status.c_str(), c.error.c_str());
         continue;
       }
       try {
@@ -787,7 +802,8 @@ nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt, cons
         c.measured = median_or_nan(c.samples);
         record_resources(c, device, n);
         c.status = std::isnan(c.measured) ? "launch failed" : "timed";
-        if (c.status == "timed") ++timed;
+        if (c.status == "timed")
+          ++timed;
         else {
           c.error = "no timings";
           ++cands.skipped.launch_failed;
@@ -821,7 +837,8 @@ nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt, cons
       const std::size_t fixed = finalists.size();
       for (Candidate* c : timed_list) {
         if (finalists.size() >= fixed + std::size_t(kFinalists)) break;
-        if (std::find(finalists.begin(), finalists.end(), c) == finalists.end()) finalists.push_back(c);
+        if (std::find(finalists.begin(), finalists.end(), c) == finalists.end())
+          finalists.push_back(c);
       }
     }
     std::vector<std::vector<std::size_t>> counts;
@@ -848,7 +865,8 @@ nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt, cons
       if (c.status == "compile failed") ++cands.skipped.compile_failed;
       if (c.status == "load would fail") ++cands.skipped.load_failed;
       // The stand-in the GPU run would time: the least predicted that compiled and would load.
-      if (c.status == "compiled" && (fallback_c == nullptr || c.priced.seconds < fallback_c->priced.seconds))
+      if (c.status == "compiled" &&
+          (fallback_c == nullptr || c.priced.seconds < fallback_c->priced.seconds))
         fallback_c = &c;
     }
   }
@@ -864,7 +882,8 @@ nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt, cons
   });
   const Candidate* best_c = nullptr;
   for (const Candidate& c : list)
-    if (!std::isnan(c.final_measured) && (best_c == nullptr || c.final_measured < best_c->final_measured))
+    if (!std::isnan(c.final_measured) &&
+        (best_c == nullptr || c.final_measured < best_c->final_measured))
       best_c = &c;
   // The candidate the model ranks first (a search that missed it would show here).
   const Candidate* predicted_best = nullptr;
@@ -932,18 +951,22 @@ nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt, cons
   out["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
 
   // --- the table -------------------------------------------------------------------------
-  auto us = [](double s) { return std::isnan(s) ? std::string("-") : fmt::format("{:.1f} us", s * 1e6); };
+  auto us = [](double s) {
+    return std::isnan(s) ? std::string("-") : fmt::format("{:.1f} us", s * 1e6);
+  };
   if (model_c != nullptr)
-    std::printf("  model's mapping   %s: predicted %s, measured %s (first pass %s, rank %d of %d)\n",
-                model_c->short_form.c_str(), us(model_c->priced.seconds).c_str(),
-                us(model_c->final_measured).c_str(), us(model_c->measured).c_str(), rank, timed);
+    std::printf(
+        "  model's mapping   %s: predicted %s, measured %s (first pass %s, rank %d of %d)\n",
+        model_c->short_form.c_str(), us(model_c->priced.seconds).c_str(),
+        us(model_c->final_measured).c_str(), us(model_c->measured).c_str(), rank, timed);
   if (best_c != nullptr)
-    std::printf("  best measured     %s: predicted %s, measured %s [%s]\n", best_c->short_form.c_str(),
-                us(best_c->priced.seconds).c_str(), us(best_c->final_measured).c_str(),
-                best_c->kinds.front().c_str());
+    std::printf("  best measured     %s: predicted %s, measured %s [%s]\n",
+                best_c->short_form.c_str(), us(best_c->priced.seconds).c_str(),
+                us(best_c->final_measured).c_str(), best_c->kinds.front().c_str());
   if (default_c != nullptr)
-    std::printf("  default mapping   %s: predicted %s, measured %s\n", default_c->short_form.c_str(),
-                us(default_c->priced.seconds).c_str(), us(default_c->final_measured).c_str());
+    std::printf("  default mapping   %s: predicted %s, measured %s\n",
+                default_c->short_form.c_str(), us(default_c->priced.seconds).c_str(),
+                us(default_c->final_measured).c_str());
   if (predicted_best != nullptr && predicted_best != model_c)
     std::printf("  note: the model prices candidate %s (%s) below the mapper's choice: %s\n",
                 predicted_best->short_form.c_str(), predicted_best->kinds.front().c_str(),
@@ -956,8 +979,8 @@ nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt, cons
                 us(fallback_c->final_measured).c_str(),
                 std::isnan(fallback_ratio) ? "-" : fmt::format("{:.3f}", fallback_ratio).c_str());
   if (!std::isnan(ratio))
-    std::printf("  ratio best/model = %.3f (target >= %.2f: %s); model/default speedup %.2fx\n", ratio,
-                kTargetRatio, ratio >= kTargetRatio ? "met" : "NOT met", speedup);
+    std::printf("  ratio best/model = %.3f (target >= %.2f: %s); model/default speedup %.2fx\n",
+                ratio, kTargetRatio, ratio >= kTargetRatio ? "met" : "NOT met", speedup);
   std::printf("  %d timed, skipped: %d compile failed, %d load failed%s (too much shared memory), "
               "%d launch failed, %d invalid for the model (left out before compiling)\n",
               timed, cands.skipped.compile_failed, cands.skipped.load_failed,
@@ -965,18 +988,20 @@ nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt, cons
               cands.skipped.model_invalid);
   if (model_c != nullptr && model_c->status != "timed" && model_c->status != "planned" &&
       model_c->status != "compiled")
-    std::printf("  THE MODEL'S MAPPING DID NOT OR WOULD NOT RUN (%s): %s\n", model_c->status.c_str(),
-                model_c->error.c_str());
+    std::printf("  THE MODEL'S MAPPING DID NOT OR WOULD NOT RUN (%s): %s\n",
+                model_c->status.c_str(), model_c->error.c_str());
   print_candidates(order, gpu.present);
   std::fflush(stdout);
   return out;
 }
 
 int usage() {
-  std::cerr << "usage: bench_mapper [--n 256] [--device FILE.yaml|auto] [--json FILE] [--cache DIR]\n"
-               "                    [--samples 50] [--seed 1] [--repeats 15] [--final-repeats 30]\n"
-               "                    [--warmup 3] [--jobs N] [--benchmarks wave2,wave8,maxwell,microbench]\n"
-               "                    [--plan-only | --compile-only]   (these two need no GPU)\n";
+  std::cerr
+      << "usage: bench_mapper [--n 256] [--device FILE.yaml|auto] [--json FILE] [--cache DIR]\n"
+         "                    [--samples 50] [--seed 1] [--repeats 15] [--final-repeats 30]\n"
+         "                    [--warmup 3] [--jobs N] [--benchmarks "
+         "wave2,wave8,maxwell,microbench]\n"
+         "                    [--plan-only | --compile-only]   (these two need no GPU)\n";
   return 2;
 }
 
@@ -992,27 +1017,41 @@ int main(int argc, char** argv) {
         if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
         return argv[++i];
       };
-      if (a == "--n") opt.n = std::stoi(value());
-      else if (a == "--device") opt.device_path = value();
-      else if (a == "--json") opt.json_path = value();
-      else if (a == "--cache") opt.cache = value();
-      else if (a == "--samples") opt.samples = std::stoi(value());
-      else if (a == "--seed") opt.seed = std::stoul(value());
-      else if (a == "--repeats") opt.repeats = std::stoi(value());
-      else if (a == "--final-repeats") opt.final_repeats = std::stoi(value());
-      else if (a == "--warmup") opt.warmup = std::stoi(value());
-      else if (a == "--jobs") opt.jobs = std::stoi(value());
+      if (a == "--n")
+        opt.n = std::stoi(value());
+      else if (a == "--device")
+        opt.device_path = value();
+      else if (a == "--json")
+        opt.json_path = value();
+      else if (a == "--cache")
+        opt.cache = value();
+      else if (a == "--samples")
+        opt.samples = std::stoi(value());
+      else if (a == "--seed")
+        opt.seed = std::stoul(value());
+      else if (a == "--repeats")
+        opt.repeats = std::stoi(value());
+      else if (a == "--final-repeats")
+        opt.final_repeats = std::stoi(value());
+      else if (a == "--warmup")
+        opt.warmup = std::stoi(value());
+      else if (a == "--jobs")
+        opt.jobs = std::stoi(value());
       else if (a == "--benchmarks") {
         std::string list = value(), item;
         for (char ch : list + ",") {
           if (ch == ',') {
             if (!item.empty()) opt.benchmarks.push_back(item);
             item.clear();
-          } else item += ch;
+          } else
+            item += ch;
         }
-      } else if (a == "--plan-only") opt.plan_only = true;
-      else if (a == "--compile-only") opt.compile_only = true;
-      else return usage();
+      } else if (a == "--plan-only")
+        opt.plan_only = true;
+      else if (a == "--compile-only")
+        opt.compile_only = true;
+      else
+        return usage();
     }
   } catch (const std::exception& e) {
     std::cerr << "bench_mapper: " << e.what() << "\n";
@@ -1066,8 +1105,8 @@ int main(int argc, char** argv) {
     std::cerr << "bench_mapper: " << e.what() << "\n";
     return 2;
   }
-  int threads = opt.jobs > 0 ? opt.jobs
-                             : std::clamp(int(std::thread::hardware_concurrency()), 1, 16);
+  int threads =
+      opt.jobs > 0 ? opt.jobs : std::clamp(int(std::thread::hardware_concurrency()), 1, 16);
 
   runtime::BackendOptions backend_options;
   backend_options.cache_dir = opt.cache;
@@ -1152,10 +1191,12 @@ int main(int argc, char** argv) {
     };
     const double ratio = bj.contains("ratio") ? num(bj["ratio"]) : kNaN;
     const double search = get("search", "median_s");
-    const double speedup = bj.contains("model_speedup_over_default") ? num(bj["model_speedup_over_default"]) : kNaN;
+    const double speedup =
+        bj.contains("model_speedup_over_default") ? num(bj["model_speedup_over_default"]) : kNaN;
     if (std::isnan(ratio) || ratio < kTargetRatio) all_met = false;
     if (!(search < kTargetSearchSeconds)) all_met = false;
-    if (!std::isnan(ratio)) worst_ratio = std::isnan(worst_ratio) ? ratio : std::min(worst_ratio, ratio);
+    if (!std::isnan(ratio))
+      worst_ratio = std::isnan(worst_ratio) ? ratio : std::min(worst_ratio, ratio);
     if (!std::isnan(search)) worst_search = std::max(worst_search, search);
     int skipped = 0;
     if (bj.contains("skipped"))
@@ -1164,26 +1205,31 @@ int main(int argc, char** argv) {
     auto f = [](double x, double scale, int digits) {
       return std::isnan(x) ? std::string("-") : fmt::format("{:.{}f}", x * scale, digits);
     };
-    std::printf("%-11s %10s %10s %10s %7s %10s %8s %10s %8s %6d %7d\n",
-                bj["name"].get<std::string>().c_str(), f(get("model", "predicted_s"), 1e6, 1).c_str(),
-                f(get("model", "final_s"), 1e6, 1).c_str(), f(get("best", "final_s"), 1e6, 1).c_str(),
-                f(ratio, 1, 3).c_str(), f(get("default", "final_s"), 1e6, 1).c_str(),
-                std::isnan(speedup) ? "-" : fmt::format("{:.2f}x", speedup).c_str(),
-                f(search, 1e3, 1).c_str(),
-                bj.contains("search") ? std::to_string(bj["search"].value("model_calls", 0L)).c_str() : "-",
-                bj.value("candidates_timed", 0), skipped);
+    std::printf(
+        "%-11s %10s %10s %10s %7s %10s %8s %10s %8s %6d %7d\n",
+        bj["name"].get<std::string>().c_str(), f(get("model", "predicted_s"), 1e6, 1).c_str(),
+        f(get("model", "final_s"), 1e6, 1).c_str(), f(get("best", "final_s"), 1e6, 1).c_str(),
+        f(ratio, 1, 3).c_str(), f(get("default", "final_s"), 1e6, 1).c_str(),
+        std::isnan(speedup) ? "-" : fmt::format("{:.2f}x", speedup).c_str(),
+        f(search, 1e3, 1).c_str(),
+        bj.contains("search") ? std::to_string(bj["search"].value("model_calls", 0L)).c_str() : "-",
+        bj.value("candidates_timed", 0), skipped);
     if (gpu.present && bj.value("model_status", std::string("timed")) != "timed")
       std::printf("%-11s the model's mapping did not run (%s); best / the model's first choice "
                   "that ran: %s\n",
                   "", bj.value("model_status", std::string("?")).c_str(),
-                  f(bj.contains("ratio_predicted_best_that_ran") ? num(bj["ratio_predicted_best_that_ran"]) : kNaN, 1, 3).c_str());
+                  f(bj.contains("ratio_predicted_best_that_ran")
+                        ? num(bj["ratio_predicted_best_that_ran"])
+                        : kNaN,
+                    1, 3)
+                      .c_str());
   }
   out["summary"] = {{"worst_ratio", number_or_null(worst_ratio)},
                     {"worst_search_s", worst_search},
                     {"all_targets_met", all_met}};
   if (gpu.present)
-    std::printf("targets %s (worst ratio %.3f, slowest search %.1f ms)\n", all_met ? "met" : "NOT all met",
-                worst_ratio, worst_search * 1e3);
+    std::printf("targets %s (worst ratio %.3f, slowest search %.1f ms)\n",
+                all_met ? "met" : "NOT all met", worst_ratio, worst_search * 1e3);
   if (!opt.json_path.empty()) std::ofstream(opt.json_path) << out.dump(1) << "\n";
   return 0;
 }

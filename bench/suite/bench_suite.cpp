@@ -102,8 +102,9 @@ void write_atomically(const fs::path& path, const std::string& bytes) {
 
 // A float64 array as NumPy's .npy (format 1.0).
 void write_npy(const fs::path& path, const std::vector<double>& data, std::array<long, 3> shape) {
-  std::string header = fmt::format("{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, {}, {}), }}",
-                                   shape[0], shape[1], shape[2]);
+  std::string header =
+      fmt::format("{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, {}, {}), }}", shape[0],
+                  shape[1], shape[2]);
   const std::size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header += '\n';
@@ -116,14 +117,16 @@ void write_npy(const fs::path& path, const std::vector<double>& data, std::array
   write_atomically(path, bytes);
 }
 
-void write_text(const fs::path& path, const std::string& text) { write_atomically(path, text); }
+void write_text(const fs::path& path, const std::string& text) {
+  write_atomically(path, text);
+}
 
 // ---- arrays --------------------------------------------------------------------------------
 
 // The interior of an allocated array: `size` points per axis (x, y, z) after a ghost width g,
 // C order.
-std::vector<double> interior(const std::vector<double>& full, const std::array<int, 3>& alloc, int g,
-                             const std::array<int, 3>& size) {
+std::vector<double> interior(const std::vector<double>& full, const std::array<int, 3>& alloc,
+                             int g, const std::array<int, 3>& size) {
   std::vector<double> out(std::size_t(size[0]) * size[1] * size[2]);
   std::size_t o = 0;
   for (int k = g; k < g + size[2]; ++k)
@@ -132,7 +135,8 @@ std::vector<double> interior(const std::vector<double>& full, const std::array<i
         out[o++] = full[(std::size_t(k) * alloc[1] + std::size_t(j)) * alloc[0] + std::size_t(i)];
   return out;
 }
-std::vector<double> interior(const std::vector<double>& full, const std::array<int, 3>& alloc, int g, int n) {
+std::vector<double> interior(const std::vector<double>& full, const std::array<int, 3>& alloc,
+                             int g, int n) {
   return interior(full, alloc, g, {n, n, n});
 }
 
@@ -178,8 +182,9 @@ std::vector<double> time_batches(const Options& opt, const std::function<void()>
     const auto start = std::chrono::steady_clock::now();
     for (int b = 0; b < opt.batch; ++b) evaluate();
     space.synchronize();
-    samples.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
-                      opt.batch);
+    samples.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+        opt.batch);
   }
   return samples;
 }
@@ -219,15 +224,17 @@ json triad_bandwidth(runtime::cuda::KernelModule& module, runtime::ArraySpace& s
   space.release(a);
   space.release(b);
   space.release(c);
-  return json{{"bandwidth_GBs", best / 1e9}, {"shapes", shapes}, {"array_bytes", n * sizeof(double)},
+  return json{{"bandwidth_GBs", best / 1e9},
+              {"shapes", shapes},
+              {"array_bytes", n * sizeof(double)},
               {"repeats", repeats}};
 }
 
 // ---- one benchmark -------------------------------------------------------------------------
 
 struct Reference {
-  std::vector<std::string> outputs; // grid function names
-  std::vector<int> output_gf;       // their Calculation::grid_functions indices
+  std::vector<std::string> outputs;        // grid function names
+  std::vector<int> output_gf;              // their Calculation::grid_functions indices
   std::vector<std::vector<double>> values; // interior, per output
 };
 
@@ -249,17 +256,20 @@ struct Patch {
 
 // The reference's outputs, checked: the worst relative error, and "ok" or "wrong".
 json check(const Reference& ref, Patch& patch, int n, int g) {
-  const std::size_t points = std::size_t(patch.args.alloc[0]) * patch.args.alloc[1] * patch.args.alloc[2];
+  const std::size_t points =
+      std::size_t(patch.args.alloc[0]) * patch.args.alloc[1] * patch.args.alloc[2];
   double worst = 0;
   json per_output = json::object();
   for (std::size_t o = 0; o < ref.outputs.size(); ++o) {
     const std::vector<double> got =
-        interior(download(*patch.space, patch.arrays[std::size_t(ref.output_gf[o])], points), patch.args.alloc, g, n);
+        interior(download(*patch.space, patch.arrays[std::size_t(ref.output_gf[o])], points),
+                 patch.args.alloc, g, n);
     const double e = relative_error(got, ref.values[o]);
     per_output[ref.outputs[o]] = e;
     worst = std::max(worst, e);
   }
-  return json{{"max_rel_error", worst}, {"per_output", per_output},
+  return json{{"max_rel_error", worst},
+              {"per_output", per_output},
               {"status", worst <= kTolerance ? "ok" : "wrong"}};
 }
 
@@ -290,7 +300,8 @@ void add_rates(json& row, double seconds, double points, double bytes, double fl
   row["bandwidth_GBs"] = bytes / seconds / 1e9;
   row["percent_of_roofline"] = 100.0 * bytes / seconds / ctx.triad_Bps;
   row["gflops"] = flops_per_point * points / seconds / 1e9;
-  if (ctx.fp64_peak > 0) row["percent_of_fp64_peak"] = 100.0 * flops_per_point * points / seconds / ctx.fp64_peak;
+  if (ctx.fp64_peak > 0)
+    row["percent_of_fp64_peak"] = 100.0 * flops_per_point * points / seconds / ctx.fp64_peak;
 }
 
 // Saguaro under `method`: map, compile with the CUDA backend, check, time.
@@ -321,7 +332,8 @@ json run_saguaro(Context& ctx, const bench::Benchmark& b, const bench::LoadedBen
   if (ctx.device) row["predicted_s"] = chosen.seconds;
 
   std::vector<calc::Mapping> mappings;
-  for (const calc::Calculation& c : lb.program.calculations) mappings.push_back(calc::default_mapping(c));
+  for (const calc::Calculation& c : lb.program.calculations)
+    mappings.push_back(calc::default_mapping(c));
   mappings[lb.rhs] = chosen.mapping;
   runtime::BackendOptions bo;
   bo.cache_dir = opt.cache;
@@ -336,8 +348,8 @@ json run_saguaro(Context& ctx, const bench::Benchmark& b, const bench::LoadedBen
     ctx.failed = true;
     return row;
   }
-  const std::vector<double> wall =
-      time_batches(opt, [&] { rhs.run(patch.args); }, backend->space());
+  const std::vector<double> wall = time_batches(
+      opt, [&] { rhs.run(patch.args); }, backend->space());
   row["wall"] = statistics(wall);
   row["median_s"] = runtime::median(wall);
   // Kernel time per run from the CUDA events: all launches of the run are summed, kernel by
@@ -347,11 +359,16 @@ json run_saguaro(Context& ctx, const bench::Benchmark& b, const bench::LoadedBen
   const long skip = 1 + opt.warmup;
   for (const runtime::KernelTiming& kt : backend->kernel_timings()) {
     if (kt.calculation != int(lb.rhs)) continue;
-    if (per_run.empty()) per_run.assign(kt.seconds.size() > std::size_t(skip) ? kt.seconds.size() - std::size_t(skip) : 0, 0.0);
+    if (per_run.empty())
+      per_run.assign(
+          kt.seconds.size() > std::size_t(skip) ? kt.seconds.size() - std::size_t(skip) : 0, 0.0);
     for (std::size_t r = 0; r < per_run.size() && r + std::size_t(skip) < kt.seconds.size(); ++r)
       per_run[r] += kt.seconds[r + std::size_t(skip)];
-    kernels.push_back({{"name", kt.name}, {"mapping", kt.mapping}, {"registers", kt.registers},
-                       {"spill_stores", kt.spill_stores}, {"spill_loads", kt.spill_loads},
+    kernels.push_back({{"name", kt.name},
+                       {"mapping", kt.mapping},
+                       {"registers", kt.registers},
+                       {"spill_stores", kt.spill_stores},
+                       {"spill_loads", kt.spill_loads},
                        {"shared_bytes", kt.shared_bytes}});
   }
   row["kernels"] = kernels;
@@ -371,7 +388,8 @@ json run_naive(Context& ctx, runtime::cuda::KernelModule& module, const bench::B
   const Options& opt = ctx.opt;
   const calc::Calculation& calc = lb.calculation();
   const int n = opt.n, g = runtime::required_margin(calc).max();
-  json row{{"system", "naive-cuda"}, {"kind", "rhs"}, {"mapping", "one thread per point, block 32x8x1"}};
+  json row{
+      {"system", "naive-cuda"}, {"kind", "rhs"}, {"mapping", "one thread per point, block 32x8x1"}};
   runtime::ArraySpace& space = runtime::cuda::device_space();
   Patch patch(lb.program, calc, n, space, b.fill);
   int ax = patch.args.alloc[0], ay = patch.args.alloc[1];
@@ -386,17 +404,21 @@ json run_naive(Context& ctx, runtime::cuda::KernelModule& module, const bench::B
   };
   std::vector<void*> params;
   if (name == "wave2" || name == "wave8")
-    params = {&gf("phi"), &gf("pi"), &gf("phirhs"), &gf("pirhs"), &nn, &gg, &ax, &ay, &ih2[0], &ih2[1], &ih2[2]};
+    params = {&gf("phi"), &gf("pi"), &gf("phirhs"), &gf("pirhs"), &nn,    &gg,
+              &ax,        &ay,       &ih2[0],       &ih2[1],      &ih2[2]};
   else if (name == "microbench") {
     params = {&gf("B")};
     for (int a = 0; a < 10; ++a) params.push_back(&gf("A" + std::to_string(a)));
-    for (void* p : {static_cast<void*>(&nn), static_cast<void*>(&gg), static_cast<void*>(&ax), static_cast<void*>(&ay)})
+    for (void* p : {static_cast<void*>(&nn), static_cast<void*>(&gg), static_cast<void*>(&ax),
+                    static_cast<void*>(&ay)})
       params.push_back(p);
   } else if (name == "maxwell") {
-    for (const char* v : {"El1", "El2", "El3", "B1", "B2", "B3", "El1rhs", "El2rhs", "El3rhs", "B1rhs", "B2rhs", "B3rhs"})
+    for (const char* v : {"El1", "El2", "El3", "B1", "B2", "B3", "El1rhs", "El2rhs", "El3rhs",
+                          "B1rhs", "B2rhs", "B3rhs"})
       params.push_back(&gf(v));
-    for (void* p : {static_cast<void*>(&nn), static_cast<void*>(&gg), static_cast<void*>(&ax), static_cast<void*>(&ay),
-                    static_cast<void*>(&ih[0]), static_cast<void*>(&ih[1]), static_cast<void*>(&ih[2])})
+    for (void* p : {static_cast<void*>(&nn), static_cast<void*>(&gg), static_cast<void*>(&ax),
+                    static_cast<void*>(&ay), static_cast<void*>(&ih[0]), static_cast<void*>(&ih[1]),
+                    static_cast<void*>(&ih[2])})
       params.push_back(p);
   } else {
     row["status"] = "failed";
@@ -415,13 +437,16 @@ json run_naive(Context& ctx, runtime::cuda::KernelModule& module, const bench::B
   }
   const auto& res = module.resources();
   if (auto it = res.find(name); it != res.end())
-    row["kernels"] = json::array({{{"name", name}, {"registers", it->second.registers},
-                                   {"spill_stores", it->second.spill_stores}, {"spill_loads", it->second.spill_loads}}});
+    row["kernels"] = json::array({{{"name", name},
+                                   {"registers", it->second.registers},
+                                   {"spill_stores", it->second.spill_stores},
+                                   {"spill_loads", it->second.spill_loads}}});
   const std::vector<double> wall = time_batches(opt, evaluate, space);
   row["wall"] = statistics(wall);
   row["median_s"] = runtime::median(wall);
   std::vector<double> events;
-  for (int r = 0; r < opt.repeats; ++r) events.push_back(module.time(name, grid, block, params.data()));
+  for (int r = 0; r < opt.repeats; ++r)
+    events.push_back(module.time(name, grid, block, params.data()));
   row["kernel_time"] = statistics(events);
   add_rates(row, row["median_s"], double(n) * n * n, bytes, double(calc.flops.total()), ctx);
   return row;
@@ -443,11 +468,13 @@ struct WholeStep {
 // non-trivial; the dissipation on as in B5's patch); none for the others.
 std::optional<WholeStep> whole_step_of(const bench::Benchmark& b) {
   if (b.name == "wave2")
-    return WholeStep{"Saguaro WaveDemo", b.fill.parameters, "wave_init with the EDL's default parameters"};
+    return WholeStep{"Saguaro WaveDemo", b.fill.parameters,
+                     "wave_init with the EDL's default parameters"};
   if (b.name == "bssn") {
-    WholeStep s{"Saguaro SaguaroBSSN", b.fill.parameters,
-                "bssn_init: gauge wave gwAmp 0.1 plus linearized wave lwAmp 0.05 along x, noiseAmp 0.01 on "
-                "every variable"};
+    WholeStep s{
+        "Saguaro SaguaroBSSN", b.fill.parameters,
+        "bssn_init: gauge wave gwAmp 0.1 plus linearized wave lwAmp 0.05 along x, noiseAmp 0.01 on "
+        "every variable"};
     s.settings["gwAmp"] = 0.1;
     s.settings["lwAmp"] = 0.05;
     s.settings["noiseAmp"] = 0.01;
@@ -459,7 +486,8 @@ std::optional<WholeStep> whole_step_of(const bench::Benchmark& b) {
 std::string step_par(const Options& opt, const bench::Benchmark& b, const std::string& thorn,
                      const WholeStep& ws, const std::string& backend, const std::string& mapper,
                      int iterations, const fs::path& out_dir) {
-  std::string text = fmt::format(R"(# bench_suite's whole step: {title} ({edl_rel}, fd order {order}), RK4, periodic {n}^3.
+  std::string text = fmt::format(
+      R"(# bench_suite's whole step: {title} ({edl_rel}, fd order {order}), RK4, periodic {n}^3.
 ActiveThorns = "{thorns}"
 Saguaro::equations = "{edl}"
 Saguaro::fd_order  = {order}
@@ -481,16 +509,16 @@ Cactus::cctk_itlast = {it}
 IO::out_dir   = "{out}"
 IO::out_every = 0
 )",
-                                 fmt::arg("title", b.title), fmt::arg("edl_rel", b.file),
-                                 fmt::arg("order", b.fd_order), fmt::arg("n", opt.n),
-                                 fmt::arg("thorns", ws.thorns),
-                                 fmt::arg("edl", std::string(SAGUARO_SOURCE_DIR) + "/" + b.file),
-                                 fmt::arg("backend", backend), fmt::arg("mapper", mapper),
-                                 fmt::arg("it", iterations), fmt::arg("out", out_dir.string()));
+      fmt::arg("title", b.title), fmt::arg("edl_rel", b.file), fmt::arg("order", b.fd_order),
+      fmt::arg("n", opt.n), fmt::arg("thorns", ws.thorns),
+      fmt::arg("edl", std::string(SAGUARO_SOURCE_DIR) + "/" + b.file), fmt::arg("backend", backend),
+      fmt::arg("mapper", mapper), fmt::arg("it", iterations), fmt::arg("out", out_dir.string()));
   // The CPU reference's compiled code is shared with the right-hand side's (the same source).
   if (!opt.cache.empty())
-    text += fmt::format("Saguaro::cache_dir = \"{}\"\n", backend == "cpu" ? opt.cache + "/cpu" : opt.cache);
-  for (const auto& [name, value] : ws.settings) text += fmt::format("{}::{} = {}\n", thorn, name, value);
+    text += fmt::format("Saguaro::cache_dir = \"{}\"\n",
+                        backend == "cpu" ? opt.cache + "/cpu" : opt.cache);
+  for (const auto& [name, value] : ws.settings)
+    text += fmt::format("{}::{} = {}\n", thorn, name, value);
   return text;
 }
 
@@ -504,9 +532,11 @@ struct StepRun {
   std::array<int, 3> points{};
 };
 
-StepRun run_steps(const Options& opt, const bench::Benchmark& b, const std::string& thorn, const WholeStep& ws,
-                  const std::string& backend, const std::string& mapper, int iterations) {
-  const fs::path dir = fs::absolute(opt.data) / fmt::format("step-{}-{}-{}", b.name, backend, mapper);
+StepRun run_steps(const Options& opt, const bench::Benchmark& b, const std::string& thorn,
+                  const WholeStep& ws, const std::string& backend, const std::string& mapper,
+                  int iterations) {
+  const fs::path dir =
+      fs::absolute(opt.data) / fmt::format("step-{}-{}-{}", b.name, backend, mapper);
   fs::create_directories(dir);
   const fs::path par = dir / "step.par";
   write_text(par, step_par(opt, b, thorn, ws, backend, mapper, iterations, dir / "out"));
@@ -527,7 +557,8 @@ StepRun run_steps(const Options& opt, const bench::Benchmark& b, const std::stri
     const int f = sim.fields().find(v);
     if (f < 0) throw std::runtime_error("whole step: no grid function " + v);
     const double* h = sim.fields().host(f);
-    std::vector<double> in = interior(std::vector<double>(h, h + patch.points()), alloc, patch.ghost(), r.points);
+    std::vector<double> in =
+        interior(std::vector<double>(h, h + patch.points()), alloc, patch.ghost(), r.points);
     r.state.push_back(std::move(in));
   }
   return r;
@@ -535,7 +566,8 @@ StepRun run_steps(const Options& opt, const bench::Benchmark& b, const std::stri
 
 // max over the variables of the normwise relative error against the reference step.
 double step_error(const StepRun& got, const StepRun& ref) {
-  if (got.variables != ref.variables) throw std::runtime_error("whole step: the evolved variables differ");
+  if (got.variables != ref.variables)
+    throw std::runtime_error("whole step: the evolved variables differ");
   double worst = 0;
   for (std::size_t v = 0; v < ref.state.size(); ++v)
     worst = std::max(worst, relative_error(got.state[v], ref.state[v]));
@@ -543,7 +575,8 @@ double step_error(const StepRun& got, const StepRun& ref) {
 }
 
 // The naive whole step of B1: periodic right-hand side plus RK4 stage kernels.
-json naive_step(Context& ctx, runtime::cuda::KernelModule& module, const StepRun& s0, const StepRun& s1) {
+json naive_step(Context& ctx, runtime::cuda::KernelModule& module, const StepRun& s0,
+                const StepRun& s1) {
   const Options& opt = ctx.opt;
   json row{{"system", "naive-cuda"}, {"kind", "step"}, {"benchmark", "wave2"}};
   if (s0.variables != std::vector<std::string>{"phi", "pi"})
@@ -558,7 +591,8 @@ json naive_step(Context& ctx, runtime::cuda::KernelModule& module, const StepRun
   int nn = n;
   double dt = s0.dt;
   unsigned long long cnt = count;
-  const std::array<unsigned, 3> block{32, 8, 1}, grid{unsigned((n + 31) / 32), unsigned((n + 7) / 8), unsigned(n)};
+  const std::array<unsigned, 3> block{32, 8, 1},
+      grid{unsigned((n + 31) / 32), unsigned((n + 7) / 8), unsigned(n)};
   const int sms = runtime::cuda::device_info().multiprocessors;
   const std::array<unsigned, 3> lblock{256, 1, 1}, lgrid{unsigned(8 * sms), 1, 1};
   auto step = [&] {
@@ -569,7 +603,13 @@ json naive_step(Context& ctx, runtime::cuda::KernelModule& module, const StepRun
       module.launch("wave2_periodic", grid, block, rp);
       for (int v = 0; v < 2; ++v) {
         int st = stage;
-        void* up[] = {&a[std::size_t(v)], &a[std::size_t(2 + v)], &a[std::size_t(6 + v)], &a[std::size_t(4 + v)], &st, &dt, &cnt};
+        void* up[] = {&a[std::size_t(v)],
+                      &a[std::size_t(2 + v)],
+                      &a[std::size_t(6 + v)],
+                      &a[std::size_t(4 + v)],
+                      &st,
+                      &dt,
+                      &cnt};
         module.launch("rk4_stage", lgrid, lblock, up);
       }
     }
@@ -582,10 +622,12 @@ json naive_step(Context& ctx, runtime::cuda::KernelModule& module, const StepRun
   step();
   double worst = 0;
   for (int v = 0; v < 2; ++v)
-    worst = std::max(worst, relative_error(download(space, a[std::size_t(v)], count), s1.state[std::size_t(v)]));
+    worst = std::max(
+        worst, relative_error(download(space, a[std::size_t(v)], count), s1.state[std::size_t(v)]));
   row["max_rel_error"] = worst;
   row["status"] = worst <= kTolerance ? "ok" : "wrong";
-  if (worst > kTolerance) ctx.failed = true;
+  if (worst > kTolerance)
+    ctx.failed = true;
   else {
     upload(); // steps chain from the initial state, as in the simulation
     const std::vector<double> wall = time_batches(opt, step, space);
@@ -601,22 +643,25 @@ json naive_step(Context& ctx, runtime::cuda::KernelModule& module, const StepRun
 void print_row(const std::string& bench, const json& row) {
   const std::string status = row.value("status", "?");
   if (status != "ok") {
-    std::printf("%-11s %-16s %-5s %-7s %s\n", bench.c_str(), row["system"].get<std::string>().c_str(),
-                row["kind"].get<std::string>().c_str(), status.c_str(), row.value("error", "").c_str());
+    std::printf("%-11s %-16s %-5s %-7s %s\n", bench.c_str(),
+                row["system"].get<std::string>().c_str(), row["kind"].get<std::string>().c_str(),
+                status.c_str(), row.value("error", "").c_str());
     if (status == "wrong")
-      std::fprintf(stderr, "WRONG: %s %s: relative error %.3g > %g\n", row["system"].get<std::string>().c_str(),
-                   bench.c_str(), row.value("max_rel_error", -1.0), kTolerance);
+      std::fprintf(stderr, "WRONG: %s %s: relative error %.3g > %g\n",
+                   row["system"].get<std::string>().c_str(), bench.c_str(),
+                   row.value("max_rel_error", -1.0), kTolerance);
     return;
   }
-  std::printf("%-11s %-16s %-5s %-7s %9.3g %10.1f", bench.c_str(), row["system"].get<std::string>().c_str(),
-              row["kind"].get<std::string>().c_str(), status.c_str(), double(row["max_rel_error"]),
-              double(row["median_s"]) * 1e6);
+  std::printf("%-11s %-16s %-5s %-7s %9.3g %10.1f", bench.c_str(),
+              row["system"].get<std::string>().c_str(), row["kind"].get<std::string>().c_str(),
+              status.c_str(), double(row["max_rel_error"]), double(row["median_s"]) * 1e6);
   if (row.contains("percent_of_roofline"))
     std::printf(" %8.1f %6.1f%%", double(row["bandwidth_GBs"]), double(row["percent_of_roofline"]));
   else if (row.contains("ns_per_point"))
     std::printf(" %8s %7s", "", "");
   if (row.contains("ns_per_point")) std::printf(" %7.3f", double(row["ns_per_point"]));
-  if (row.contains("percent_of_fp64_peak")) std::printf(" %5.1f%%", double(row["percent_of_fp64_peak"]));
+  if (row.contains("percent_of_fp64_peak"))
+    std::printf(" %5.1f%%", double(row["percent_of_fp64_peak"]));
   if (row.contains("predicted_s")) std::printf("  model %.1f us", double(row["predicted_s"]) * 1e6);
   if (row.contains("mapping")) std::printf("  %s", row["mapping"].get<std::string>().c_str());
   std::printf("\n");
@@ -627,8 +672,8 @@ int run(Context& ctx) {
   const Options& opt = ctx.opt;
   fs::create_directories(opt.data);
   const bool gpu = !opt.reference_only;
-  json out{{"command", opt.command}, {"n", opt.n}, {"repeats", opt.repeats}, {"batch", opt.batch},
-           {"warmup", opt.warmup}, {"tolerance", kTolerance}};
+  json out{{"command", opt.command}, {"n", opt.n},           {"repeats", opt.repeats},
+           {"batch", opt.batch},     {"warmup", opt.warmup}, {"tolerance", kTolerance}};
   {
     const std::time_t now = std::time(nullptr);
     char buf[32];
@@ -647,32 +692,38 @@ int run(Context& ctx) {
     out["arch"] = dev.arch();
     out["cuda_driver_api"] = dev.driver_version;
     out["nvrtc"] = runtime::cuda::nvrtc_version();
-    ctx.device_path = opt.device_path == "auto" ? model::find_device_description(dev.name) : opt.device_path;
+    ctx.device_path =
+        opt.device_path == "auto" ? model::find_device_description(dev.name) : opt.device_path;
     if (!ctx.device_path.empty()) ctx.device = model::load_device(ctx.device_path);
     out["device_description"] = ctx.device_path;
     if (ctx.device) {
       ctx.fp64_peak = fp64_peak_flops(*ctx.device);
       out["fp64_peak_GFLOPs"] = ctx.fp64_peak / 1e9;
-      out["fp64_peak_source"] = ctx.device_path + ": 2 x fp64_rate x sm_count x clock_ghz (an fma = 2 flops)";
+      out["fp64_peak_source"] =
+          ctx.device_path + ": 2 x fp64_rate x sm_count x clock_ghz (an fma = 2 flops)";
     }
     runtime::cuda::CompileOptions co;
     co.cache_dir = opt.cache;
     naive = std::make_unique<runtime::cuda::KernelModule>(naive_source(), co);
     out["triad_before"] = triad_bandwidth(*naive, runtime::cuda::device_space(), 20);
     ctx.triad_Bps = double(out["triad_before"]["bandwidth_GBs"]) * 1e9;
-    std::printf("GPU %s (%s), NVRTC %s; %d^3 interior; model %s\ntriad %.1f GB/s (the roofline); FP64 peak %.0f "
+    std::printf("GPU %s (%s), NVRTC %s; %d^3 interior; model %s\ntriad %.1f GB/s (the roofline); "
+                "FP64 peak %.0f "
                 "GFLOP/s (the description's)\n\n",
-                dev.name.c_str(), dev.arch().c_str(), out["nvrtc"].get<std::string>().c_str(), opt.n,
-                ctx.device_path.empty() ? "(none)" : ctx.device_path.c_str(), ctx.triad_Bps / 1e9, ctx.fp64_peak / 1e9);
-    std::printf("%-11s %-16s %-5s %-7s %9s %10s %8s %7s %7s %6s\n", "benchmark", "system", "kind", "status", "rel.err",
-                "time[us]", "GB/s", "%roof", "ns/pt", "%fp64");
+                dev.name.c_str(), dev.arch().c_str(), out["nvrtc"].get<std::string>().c_str(),
+                opt.n, ctx.device_path.empty() ? "(none)" : ctx.device_path.c_str(),
+                ctx.triad_Bps / 1e9, ctx.fp64_peak / 1e9);
+    std::printf("%-11s %-16s %-5s %-7s %9s %10s %8s %7s %7s %6s\n", "benchmark", "system", "kind",
+                "status", "rel.err", "time[us]", "GB/s", "%roof", "ns/pt", "%fp64");
   }
 
-  json manifest{{"n", opt.n},
-                {"init", "base + amplitude*sin(0.001*i + gf): i the linear index over the allocated box (x fastest), "
-                         "gf the index in grid_functions; per benchmark its fill (amplitude 1, base 0 unless given)"},
-                {"tolerance", kTolerance},
-                {"benchmarks", json::array()}};
+  json manifest{
+      {"n", opt.n},
+      {"init",
+       "base + amplitude*sin(0.001*i + gf): i the linear index over the allocated box (x fastest), "
+       "gf the index in grid_functions; per benchmark its fill (amplitude 1, base 0 unless given)"},
+      {"tolerance", kTolerance},
+      {"benchmarks", json::array()}};
   json benchmarks = json::array();
   json steps = json::array();
   for (const bench::Benchmark& b : bench::suite_benchmarks()) {
@@ -682,35 +733,50 @@ int run(Context& ctx) {
     const bench::LoadedBenchmark lb = bench::load_benchmark(b);
     const calc::Calculation& calc = lb.calculation();
     const int n = opt.n, g = runtime::required_margin(calc).max();
-    const double bytes = double(calc.inputs.size() + calc.outputs.size()) * double(n) * n * n * sizeof(double);
+    const double bytes =
+        double(calc.inputs.size() + calc.outputs.size()) * double(n) * n * n * sizeof(double);
     const std::vector<double> parameters = bench::patch_parameters(lb.program, b.fill);
 
     // 1. The CPU reference.
     Reference ref;
-    json entry{{"name", b.name}, {"title", b.title}, {"edl", b.file}, {"fd_order", b.fd_order},
-               {"calculation", calc.name}, {"ghost", g}, {"compulsory_bytes", bytes},
-               {"bytes_per_point", double(calc.inputs.size() + calc.outputs.size()) * sizeof(double)}};
+    json entry{
+        {"name", b.name},
+        {"title", b.title},
+        {"edl", b.file},
+        {"fd_order", b.fd_order},
+        {"calculation", calc.name},
+        {"ghost", g},
+        {"compulsory_bytes", bytes},
+        {"bytes_per_point", double(calc.inputs.size() + calc.outputs.size()) * sizeof(double)}};
     {
       json base = json::object(), params = json::object(), evolves = json::object();
       for (const auto& [name, value] : b.fill.base) base[name] = value;
-      entry["fill"] = {{"formula", "base + amplitude*sin(0.001*i + gf)"}, {"amplitude", b.fill.amplitude},
+      entry["fill"] = {{"formula", "base + amplitude*sin(0.001*i + gf)"},
+                       {"amplitude", b.fill.amplitude},
                        {"base", base}};
       for (std::size_t p = 0; p < lb.program.parameters.size(); ++p)
         params[lb.program.parameters[p].name] = parameters[p];
       entry["parameters"] = params;
       const calc::FlopCounts& f = calc.flops;
       entry["flops_per_point"] = f.total();
-      entry["flops"] = {{"add", f.add}, {"mul", f.mul}, {"div", f.div}, {"sqrt", f.sqrt},
-                        {"transcendental", f.transcendental}, {"other", f.other}, {"fma_pairs", f.fma}};
+      entry["flops"] = {{"add", f.add},
+                        {"mul", f.mul},
+                        {"div", f.div},
+                        {"sqrt", f.sqrt},
+                        {"transcendental", f.transcendental},
+                        {"other", f.other},
+                        {"fma_pairs", f.fma}};
       for (int o : calc.outputs)
         if (!calc.grid_functions[std::size_t(o)].evolves.empty())
-          evolves[calc.grid_functions[std::size_t(o)].name] = calc.grid_functions[std::size_t(o)].evolves;
+          evolves[calc.grid_functions[std::size_t(o)].name] =
+              calc.grid_functions[std::size_t(o)].evolves;
       entry["evolves"] = evolves;
       entry["stages"] = calc.stages.size();
       // The calculation as straight-line code, as `saguaro inspect --expressions` prints it: the
       // peers' formula for benchmarks without a hand-written one (peers.py translates it).
       const std::string expressions = b.name + "-expressions.txt";
-      write_text(fs::path(opt.data) / expressions, calc::print_calculation(calc, lb.program.parameters));
+      write_text(fs::path(opt.data) / expressions,
+                 calc::print_calculation(calc, lb.program.parameters));
       entry["expressions"] = expressions;
     }
     {
@@ -720,8 +786,10 @@ int run(Context& ctx) {
       auto compiled = cpu->compile(lb.program);
       Patch patch(lb.program, calc, n, cpu->space(), b.fill);
       compiled[lb.rhs]->run(patch.args);
-      const std::size_t points = std::size_t(patch.args.alloc[0]) * patch.args.alloc[1] * patch.args.alloc[2];
-      json names = json::array(), inputs = json::array(), outputs = json::array(), files = json::object();
+      const std::size_t points =
+          std::size_t(patch.args.alloc[0]) * patch.args.alloc[1] * patch.args.alloc[2];
+      json names = json::array(), inputs = json::array(), outputs = json::array(),
+           files = json::object();
       for (const calc::GridFunctionRef& f : calc.grid_functions) names.push_back(f.name);
       for (const calc::InputStencil& in : calc.inputs)
         inputs.push_back(calc.grid_functions[std::size_t(in.grid_function)].name);
@@ -755,8 +823,10 @@ int run(Context& ctx) {
         try {
           row = run_saguaro(ctx, b, lb, m, ref, bytes);
         } catch (const std::exception& e) {
-          row = json{{"system", m == mapper::Method::Model ? "saguaro-model" : "saguaro-default"}, {"kind", "rhs"},
-                     {"status", "failed"}, {"error", e.what()}};
+          row = json{{"system", m == mapper::Method::Model ? "saguaro-model" : "saguaro-default"},
+                     {"kind", "rhs"},
+                     {"status", "failed"},
+                     {"error", e.what()}};
           ctx.failed = true;
         }
         print_row(b.name, row);
@@ -764,12 +834,14 @@ int run(Context& ctx) {
       }
       json row;
       if (!b.no_naive.empty()) {
-        row = json{{"system", "naive-cuda"}, {"kind", "rhs"}, {"status", "n/a"}, {"error", b.no_naive}};
+        row = json{
+            {"system", "naive-cuda"}, {"kind", "rhs"}, {"status", "n/a"}, {"error", b.no_naive}};
       } else {
         try {
           row = run_naive(ctx, *naive, b, lb, ref, bytes);
         } catch (const std::exception& e) {
-          row = json{{"system", "naive-cuda"}, {"kind", "rhs"}, {"status", "failed"}, {"error", e.what()}};
+          row = json{
+              {"system", "naive-cuda"}, {"kind", "rhs"}, {"status", "failed"}, {"error", e.what()}};
           ctx.failed = true;
         }
       }
@@ -784,7 +856,8 @@ int run(Context& ctx) {
     const std::string& thorn = lb.program.thorn;
     const StepRun s0 = run_steps(opt, b, thorn, *ws, "cpu", "default", 0);
     const StepRun s1 = run_steps(opt, b, thorn, *ws, "cpu", "default", 1);
-    json state0 = json::object(), state1 = json::object(), settings = json::object(), step_params = json::object();
+    json state0 = json::object(), state1 = json::object(), settings = json::object(),
+         step_params = json::object();
     const std::array<long, 3> shape{s1.points[2], s1.points[1], s1.points[0]};
     for (std::size_t v = 0; v < s1.variables.size(); ++v) {
       const std::string& var = s1.variables[v];
@@ -803,28 +876,42 @@ int run(Context& ctx) {
       for (std::size_t p = 0; p < lb.program.parameters.size(); ++p)
         step_params[lb.program.parameters[p].name] = values[p];
     }
-    json step{{"benchmark", b.name}, {"method", "RK4"}, {"dt", s1.dt}, {"spacing", s1.spacing},
-              {"points", s1.points}, {"periodic", true}, {"fd_order", b.fd_order}, {"variables", s1.variables},
-              {"settings", settings}, {"parameters", step_params}, {"initial_data", ws->initial_data},
-              {"expressions", entry["expressions"]}, {"evolves", entry["evolves"]},
+    json step{{"benchmark", b.name},
+              {"method", "RK4"},
+              {"dt", s1.dt},
+              {"spacing", s1.spacing},
+              {"points", s1.points},
+              {"periodic", true},
+              {"fd_order", b.fd_order},
+              {"variables", s1.variables},
+              {"settings", settings},
+              {"parameters", step_params},
+              {"initial_data", ws->initial_data},
+              {"expressions", entry["expressions"]},
+              {"evolves", entry["evolves"]},
               {"flops_per_point", entry["flops_per_point"]},
-              {"state0", state0}, {"reference", state1}};
+              {"state0", state0},
+              {"reference", state1}};
     manifest["whole_steps"].push_back(step);
     write_text(fs::path(opt.data) / "manifest.json", manifest.dump(1) + "\n");
     if (!gpu) continue;
     json rows = json::array();
     const double points = double(s1.points[0]) * s1.points[1] * s1.points[2];
     for (const char* mapper : {"model", "default"}) {
-      json row{{"system", std::string("saguaro-") + mapper}, {"kind", "step"}, {"benchmark", b.name}};
+      json row{
+          {"system", std::string("saguaro-") + mapper}, {"kind", "step"}, {"benchmark", b.name}};
       try {
         const StepRun one = run_steps(opt, b, thorn, *ws, "cuda", mapper, 1);
         const double worst = step_error(one, s1);
         row["max_rel_error"] = worst;
         row["status"] = worst <= kTolerance ? "ok" : "wrong";
-        if (worst > kTolerance) ctx.failed = true;
+        if (worst > kTolerance)
+          ctx.failed = true;
         else {
-          const StepRun timed = run_steps(opt, b, thorn, *ws, "cuda", mapper, opt.warmup + opt.step_iterations);
-          std::vector<double> t(timed.step_seconds.begin() + std::min<long>(opt.warmup, long(timed.step_seconds.size())),
+          const StepRun timed =
+              run_steps(opt, b, thorn, *ws, "cuda", mapper, opt.warmup + opt.step_iterations);
+          std::vector<double> t(timed.step_seconds.begin() +
+                                    std::min<long>(opt.warmup, long(timed.step_seconds.size())),
                                 timed.step_seconds.end());
           row["wall"] = statistics(t);
           row["median_s"] = runtime::median(t);
@@ -842,13 +929,19 @@ int run(Context& ctx) {
     }
     json row;
     if (b.name != "wave2") {
-      row = json{{"system", "naive-cuda"}, {"kind", "step"}, {"benchmark", b.name}, {"status", "n/a"},
+      row = json{{"system", "naive-cuda"},
+                 {"kind", "step"},
+                 {"benchmark", b.name},
+                 {"status", "n/a"},
                  {"error", b.no_naive.empty() ? "no naive whole step" : b.no_naive}};
     } else {
       try {
         row = naive_step(ctx, *naive, s0, s1);
       } catch (const std::exception& e) {
-        row = json{{"system", "naive-cuda"}, {"kind", "step"}, {"benchmark", b.name}, {"status", "failed"},
+        row = json{{"system", "naive-cuda"},
+                   {"kind", "step"},
+                   {"benchmark", b.name},
+                   {"status", "failed"},
                    {"error", e.what()}};
         ctx.failed = true;
       }
@@ -875,18 +968,24 @@ int run(Context& ctx) {
 int main(int argc, char** argv) {
   Context ctx;
   Options& opt = ctx.opt;
-  CLI::App app{"Saguaro's benchmark suite (C++ half): references, Saguaro and naive CUDA, the roofline"};
+  CLI::App app{
+      "Saguaro's benchmark suite (C++ half): references, Saguaro and naive CUDA, the roofline"};
   app.add_option("--n", opt.n, "interior points per axis")->check(CLI::Range(8, 2048));
-  app.add_option("--data", opt.data, "directory for the references and manifest.json (peers.py reads it)");
+  app.add_option("--data", opt.data,
+                 "directory for the references and manifest.json (peers.py reads it)");
   app.add_option("--json", opt.json_path, "write every result here");
   app.add_option("--repeats", opt.repeats, "timed samples per system")->check(CLI::Range(1, 10000));
   app.add_option("--batch", opt.batch, "evaluations per sample")->check(CLI::Range(1, 10000));
   app.add_option("--warmup", opt.warmup, "evaluations before timing")->check(CLI::Range(0, 10000));
-  app.add_option("--step-iterations", opt.step_iterations, "timed whole steps")->check(CLI::Range(1, 10000));
-  app.add_option("--benchmarks", opt.benchmarks, "benchmarks to run (default: all)")->delimiter(',');
-  app.add_option("--device", opt.device_path, "the model's description: auto (configs/devices) or a file");
+  app.add_option("--step-iterations", opt.step_iterations, "timed whole steps")
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--benchmarks", opt.benchmarks, "benchmarks to run (default: all)")
+      ->delimiter(',');
+  app.add_option("--device", opt.device_path,
+                 "the model's description: auto (configs/devices) or a file");
   app.add_option("--cache", opt.cache, "cache directory for compiled code");
-  app.add_flag("--reference-only", opt.reference_only, "no GPU: write the references and manifest only");
+  app.add_flag("--reference-only", opt.reference_only,
+               "no GPU: write the references and manifest only");
   bool no_step = false;
   app.add_flag("--no-step", no_step, "leave out the whole step");
   CLI11_PARSE(app, argc, argv);

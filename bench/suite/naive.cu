@@ -12,7 +12,8 @@ typedef unsigned long long u64;
 // iteration, grid-stride, so any launch shape covers the array.
 extern "C" __global__ void triad(double2* __restrict__ a, const double2* __restrict__ b,
                                  const double2* __restrict__ c, double s, u64 n2) {
-  for (u64 t = blockIdx.x * u64(blockDim.x) + threadIdx.x; t < n2; t += u64(gridDim.x) * blockDim.x) {
+  for (u64 t = blockIdx.x * u64(blockDim.x) + threadIdx.x; t < n2;
+       t += u64(gridDim.x) * blockDim.x) {
     const double2 x = b[t], y = c[t];
     a[t] = make_double2(x.x + s * y.x, x.y + s * y.y);
   }
@@ -29,30 +30,33 @@ __device__ __forceinline__ bool point(int n, int g, int ax, int ay, u64& p) {
 }
 
 // B1: D_t phi = pi, D_t pi = Laplacian(phi), 2nd order.
-extern "C" __global__ void wave2(const double* phi, const double* pi, double* phirhs,
-                                 double* pirhs, int n, int g, int ax, int ay, double idx2,
-                                 double idy2, double idz2) {
+extern "C" __global__ void wave2(const double* phi, const double* pi, double* phirhs, double* pirhs,
+                                 int n, int g, int ax, int ay, double idx2, double idy2,
+                                 double idz2) {
   u64 p;
   if (!point(n, g, ax, ay, p)) return;
   const u64 sy = u64(ax), sz = u64(ax) * ay;
   const double c = phi[p];
   phirhs[p] = pi[p];
-  pirhs[p] = (phi[p - 1] - 2.0 * c + phi[p + 1]) * idx2 + (phi[p - sy] - 2.0 * c + phi[p + sy]) * idy2 +
+  pirhs[p] = (phi[p - 1] - 2.0 * c + phi[p + 1]) * idx2 +
+             (phi[p - sy] - 2.0 * c + phi[p + sy]) * idy2 +
              (phi[p - sz] - 2.0 * c + phi[p + sz]) * idz2;
 }
 
 // B2: the same with the 8th-order second derivative.
 __device__ __forceinline__ double d2_8(const double* u, u64 p, u64 s) {
-  return -205.0 / 72.0 * u[p] + 8.0 / 5.0 * (u[p - s] + u[p + s]) - 1.0 / 5.0 * (u[p - 2 * s] + u[p + 2 * s]) +
-         8.0 / 315.0 * (u[p - 3 * s] + u[p + 3 * s]) - 1.0 / 560.0 * (u[p - 4 * s] + u[p + 4 * s]);
+  return -205.0 / 72.0 * u[p] + 8.0 / 5.0 * (u[p - s] + u[p + s]) -
+         1.0 / 5.0 * (u[p - 2 * s] + u[p + 2 * s]) + 8.0 / 315.0 * (u[p - 3 * s] + u[p + 3 * s]) -
+         1.0 / 560.0 * (u[p - 4 * s] + u[p + 4 * s]);
 }
-extern "C" __global__ void wave8(const double* phi, const double* pi, double* phirhs,
-                                 double* pirhs, int n, int g, int ax, int ay, double idx2,
-                                 double idy2, double idz2) {
+extern "C" __global__ void wave8(const double* phi, const double* pi, double* phirhs, double* pirhs,
+                                 int n, int g, int ax, int ay, double idx2, double idy2,
+                                 double idz2) {
   u64 p;
   if (!point(n, g, ax, ay, p)) return;
   phirhs[p] = pi[p];
-  pirhs[p] = d2_8(phi, p, 1) * idx2 + d2_8(phi, p, u64(ax)) * idy2 + d2_8(phi, p, u64(ax) * ay) * idz2;
+  pirhs[p] =
+      d2_8(phi, p, 1) * idx2 + d2_8(phi, p, u64(ax)) * idy2 + d2_8(phi, p, u64(ax) * ay) * idz2;
 }
 
 // B3: Hu et al.'s eq. 4, B += sum over ten inputs of nine weighted neighbours.
@@ -70,10 +74,11 @@ extern "C" __global__ void microbench(double* B, const double* A0, const double*
   u64 p;
   if (!point(n, g, ax, ay, p)) return;
   const u64 sy = u64(ax), sz = u64(ax) * ay;
-  B[p] += micro_term(A0, p, sy, sz, 0) + micro_term(A1, p, sy, sz, 1) + micro_term(A2, p, sy, sz, 2) +
-          micro_term(A3, p, sy, sz, 3) + micro_term(A4, p, sy, sz, 4) + micro_term(A5, p, sy, sz, 5) +
-          micro_term(A6, p, sy, sz, 6) + micro_term(A7, p, sy, sz, 7) + micro_term(A8, p, sy, sz, 8) +
-          micro_term(A9, p, sy, sz, 9);
+  B[p] += micro_term(A0, p, sy, sz, 0) + micro_term(A1, p, sy, sz, 1) +
+          micro_term(A2, p, sy, sz, 2) + micro_term(A3, p, sy, sz, 3) +
+          micro_term(A4, p, sy, sz, 4) + micro_term(A5, p, sy, sz, 5) +
+          micro_term(A6, p, sy, sz, 6) + micro_term(A7, p, sy, sz, 7) +
+          micro_term(A8, p, sy, sz, 8) + micro_term(A9, p, sy, sz, 9);
 }
 
 // B4: D_t E = curl B, D_t B = -curl E with 4th-order first derivatives.
@@ -112,16 +117,19 @@ extern "C" __global__ void wave2_periodic(const double* phi, const double* pi, d
   const int km = k == 0 ? n - 1 : k - 1, kp = k == n - 1 ? 0 : k + 1;
   const double c = phi[p];
   kphi[p] = pi[p];
-  kpi[p] = (phi[p - i + im] - 2.0 * c + phi[p - i + ip]) * idx2 +
-           (phi[p + (u64(jm) - u64(j)) * nn] - 2.0 * c + phi[p + (u64(jp) - u64(j)) * nn]) * idy2 +
-           (phi[p + (u64(km) - u64(k)) * nn * nn] - 2.0 * c + phi[p + (u64(kp) - u64(k)) * nn * nn]) * idz2;
+  kpi[p] =
+      (phi[p - i + im] - 2.0 * c + phi[p - i + ip]) * idx2 +
+      (phi[p + (u64(jm) - u64(j)) * nn] - 2.0 * c + phi[p + (u64(jp) - u64(j)) * nn]) * idy2 +
+      (phi[p + (u64(km) - u64(k)) * nn * nn] - 2.0 * c + phi[p + (u64(kp) - u64(k)) * nn * nn]) *
+          idz2;
 }
 
 // Stage s of RK4 with k = f(stage state): acc collects k1 + 2 k2 + 2 k3; the next stage state
 // is y0 + c k (c = dt/2, dt/2, dt); the last stage writes y0 + dt/6 (acc + k4) into y0.
 extern "C" __global__ void rk4_stage(double* y0, double* ys, double* acc, const double* k,
                                      int stage, double dt, u64 count) {
-  for (u64 t = blockIdx.x * u64(blockDim.x) + threadIdx.x; t < count; t += u64(gridDim.x) * blockDim.x) {
+  for (u64 t = blockIdx.x * u64(blockDim.x) + threadIdx.x; t < count;
+       t += u64(gridDim.x) * blockDim.x) {
     const double kv = k[t];
     if (stage == 1) {
       acc[t] = kv;

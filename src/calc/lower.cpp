@@ -877,9 +877,8 @@ private:
       result = apply_user_operator(*it->second, e, axes, operand);
     } else if (e.name == "DupwindAnti" || e.name == "DupwindSymm") {
       const UpwindParts parts = upwind_first_derivative(options_.fd_order);
-      result = apply_weights(operand, e.name == "DupwindAnti" ? parts.antisymmetric
-                                                              : parts.symmetric,
-                             axes[0]);
+      result = apply_weights(
+          operand, e.name == "DupwindAnti" ? parts.antisymmetric : parts.symmetric, axes[0]);
     } else if (axes.size() == 1) {
       result = apply_weights(operand, centered_first_derivative(options_.fd_order), axes[0]);
     } else if (axes[0] == axes[1]) {

@@ -41,11 +41,12 @@ const char* describe(Buffering b) {
 namespace {
 
 std::string offset_text(const Offset& o) {
-  return "(" + std::to_string(o[0]) + "," + std::to_string(o[1]) + "," + std::to_string(o[2]) +
-         ")";
+  return "(" + std::to_string(o[0]) + "," + std::to_string(o[1]) + "," + std::to_string(o[2]) + ")";
 }
 
-const char* axis_name(int a) { return a == 0 ? "x" : a == 1 ? "y" : "z"; }
+const char* axis_name(int a) {
+  return a == 0 ? "x" : a == 1 ? "y" : "z";
+}
 
 } // namespace
 
@@ -83,7 +84,7 @@ bool buffering_applies(Buffering b, const std::vector<Offset>& offsets, int e, b
 }
 
 std::vector<NodeId> evaluated_nodes(const Dag& dag, const std::vector<NodeId>& roots,
-                              const std::set<NodeId>& cut, std::vector<NodeId>& loaded) {
+                                    const std::set<NodeId>& cut, std::vector<NodeId>& loaded) {
   std::vector<char> seen(dag.size(), 0);
   std::vector<NodeId> stack(roots.begin(), roots.end()), out;
   loaded.clear();
@@ -104,7 +105,6 @@ std::vector<NodeId> evaluated_nodes(const Dag& dag, const std::vector<NodeId>& r
   std::sort(loaded.begin(), loaded.end());
   return out;
 }
-
 
 KernelPlan plan_kernel(const Calculation& calc, const KernelMapping& km,
                        const std::set<NodeId>& available, int k) {
@@ -172,8 +172,8 @@ KernelPlan plan_kernel(const Calculation& calc, const KernelMapping& km,
                            [g = g](const InputStencil& in) { return in.grid_function == g; });
     if (it == plan.inputs.end()) {
       if (b == Buffering::Unbuffered) continue;
-      throw error(k, std::string("strategy ") + letter(b) + " for " +
-                         calc.grid_functions[g].name + ", which this kernel does not read");
+      throw error(k, std::string("strategy ") + letter(b) + " for " + calc.grid_functions[g].name +
+                         ", which this kernel does not read");
     }
     std::string why;
     const std::vector<Offset>& stencil = it->offsets;
@@ -212,10 +212,10 @@ std::vector<KernelPlan> plan_kernels(const Calculation& calc, const Mapping& map
         throw error(k, "store " + std::to_string(st) + " does not exist in stage " +
                            std::to_string(km.stage));
       if (made[km.stage][st] >= 0)
-        throw error(k, "stores " +
-                           calc.grid_functions[calc.stages[km.stage].stores[st].grid_function].name +
-                           ", which kernel " + std::to_string(made[km.stage][st]) +
-                           " already stores");
+        throw error(k,
+                    "stores " +
+                        calc.grid_functions[calc.stages[km.stage].stores[st].grid_function].name +
+                        ", which kernel " + std::to_string(made[km.stage][st]) + " already stores");
       made[km.stage][st] = int(k);
     }
     const BlockConfig& b = km.block;
@@ -235,8 +235,8 @@ std::vector<KernelPlan> plan_kernels(const Calculation& calc, const Mapping& map
                            " (stage " + std::to_string(s) + ")");
 
   std::vector<KernelPlan> plans;
-  std::map<NodeId, std::size_t> temporary_of; // node -> kernel, within the current stage
-  std::map<int, std::size_t> written_in_stage;   // grid function -> kernel, current stage
+  std::map<NodeId, std::size_t> temporary_of;  // node -> kernel, within the current stage
+  std::map<int, std::size_t> written_in_stage; // grid function -> kernel, current stage
   std::set<NodeId> used_temporaries;
   int stage = -1;
   for (std::size_t k = 0; k < mapping.kernels.size(); ++k) {

@@ -33,9 +33,9 @@ enum class Buffering : std::uint8_t {
 inline constexpr Buffering kAllBufferings[] = {Buffering::Unbuffered, Buffering::Register,
                                                Buffering::Shared, Buffering::Plus,
                                                Buffering::ReadOnly};
-char letter(Buffering b);                        // 'u' 'r' 'b' 'p' 'c'
+char letter(Buffering b);                         // 'u' 'r' 'b' 'p' 'c'
 bool buffering_from_letter(char c, Buffering& b); // false for other letters
-const char* describe(Buffering b);               // "unbuffered", "register", ...
+const char* describe(Buffering b);                // "unbuffered", "register", ...
 
 struct BlockConfig {
   int iteration_axis = 2; // e: 1 (y) or 2 (z); f is the other one
@@ -49,8 +49,8 @@ struct BlockConfig {
 
 // One kernel of a mapping.
 struct KernelMapping {
-  int stage = 0;                 // the Calculation::stages entry whose stores it makes
-  std::vector<int> stores;       // indices into stages[stage].stores
+  int stage = 0;                   // the Calculation::stages entry whose stores it makes
+  std::vector<int> stores;         // indices into stages[stage].stores
   std::vector<NodeId> temporaries; // nodes it stores into scratch arrays for later kernels
   BlockConfig block;
   // Per input grid function (Calculation::grid_functions index); absent means Unbuffered.
@@ -75,12 +75,12 @@ public:
 
 // What one kernel of a mapping reads and computes, derived from the calculation's DAG.
 struct KernelPlan {
-  std::vector<NodeId> roots;        // values stored: grid-function stores, then temporaries
-  std::vector<NodeId> nodes;        // nodes it evaluates (topological order), temporaries
-                                    // made by earlier kernels excluded
+  std::vector<NodeId> roots;          // values stored: grid-function stores, then temporaries
+  std::vector<NodeId> nodes;          // nodes it evaluates (topological order), temporaries
+                                      // made by earlier kernels excluded
   std::vector<NodeId> temporaries_in; // earlier kernels' temporaries it loads
-  std::vector<InputStencil> inputs; // grid functions loaded, with offsets (sorted by index)
-  std::vector<int> outputs;         // grid functions stored
+  std::vector<InputStencil> inputs;   // grid functions loaded, with offsets (sorted by index)
+  std::vector<int> outputs;           // grid functions stored
 };
 
 // Checks `mapping` against `calc` and returns one plan per kernel. Throws MappingError.

@@ -101,8 +101,8 @@ struct MessageShape {
 };
 
 // The shape whose message is nearest `target` bytes: one field up to 1 MiB, then more fields (up
-// to 32: a BSSN-sized system syncs about 25, and the CUDA pack kernel takes 32 a launch) rather than a
-// larger face. z must be the longest axis for the split to fall on it, so a rank holds about
+// to 32: a BSSN-sized system syncs about 25, and the CUDA pack kernel takes 32 a launch) rather
+// than a larger face. z must be the longest axis for the split to fall on it, so a rank holds about
 // nz / (2g) times its message per field: 64 MiB as one field would take 19 GB a rank, as 32
 // fields 3.4 GB.
 MessageShape shape_for(double target, int g) {
@@ -170,9 +170,8 @@ int calibrate_interconnect(const std::string& out, bool cpu, const std::string& 
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  const std::string command =
-      fmt::format("mpirun -n {} saguaro calibrate --interconnect{}{}", ranks, cpu ? " --cpu" : "",
-                  quick ? " --quick" : "");
+  const std::string command = fmt::format("mpirun -n {} saguaro calibrate --interconnect{}{}",
+                                          ranks, cpu ? " --cpu" : "", quick ? " --quick" : "");
   auto say = [&](const std::string& line) {
     if (rank == 0) std::cerr << line << "\n" << std::flush;
   };
@@ -223,7 +222,8 @@ int calibrate_interconnect(const std::string& out, bool cpu, const std::string& 
         file = model::find_device_description(device_name);
         if (file.empty())
           throw std::runtime_error("configs/devices/ (or $SAGUARO_DEVICES) has no description "
-                                   "of " + device_name + ": name one with --base");
+                                   "of " +
+                                   device_name + ": name one with --base");
       }
       device = model::load_device(file);
       if (cpu) device_name = device.name;
@@ -274,16 +274,15 @@ int calibrate_interconnect(const std::string& out, bool cpu, const std::string& 
   if (rank != 0) return 0;
 
   const runtime::LinearFit fit = runtime::fit_latency_bandwidth(bytes, seconds);
-  std::cerr << fmt::format("{:>12} {:>6} {:>16} {:>12} {:>12} {:>10}\n", "bytes", "fields",
-                           "grid", "median [us]", "fit [us]", "GB/s");
+  std::cerr << fmt::format("{:>12} {:>6} {:>16} {:>12} {:>12} {:>10}\n", "bytes", "fields", "grid",
+                           "median [us]", "fit [us]", "GB/s");
   int fewest = shapes.front().fields, most = fewest;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const MessageShape& m = shapes[i];
     fewest = std::min(fewest, m.fields);
     most = std::max(most, m.fields);
     std::cerr << fmt::format("{:>12.0f} {:>6} {:>16} {:>12.2f} {:>12.2f} {:>10.2f}\n", bytes[i],
-                             m.fields, fmt::format("{}x{}x{}", m.nx, m.ny, m.nz),
-                             seconds[i] * 1e6,
+                             m.fields, fmt::format("{}x{}x{}", m.nx, m.ny, m.nz), seconds[i] * 1e6,
                              (fit.latency_s + fit.seconds_per_byte * bytes[i]) * 1e6,
                              bytes[i] / seconds[i] * 1e-9);
   }
@@ -295,13 +294,14 @@ int calibrate_interconnect(const std::string& out, bool cpu, const std::string& 
   }
   device.interconnect_latency = fit.latency_s * 1e6;
   device.interconnect_bandwidth = 1e-9 / fit.seconds_per_byte;
-  const std::string fields = fewest == most ? fmt::format("{} field{}", fewest, fewest == 1 ? "" : "s")
-                                            : fmt::format("{}..{} fields", fewest, most);
-  const std::string source = fmt::format(
-      "calibrated {} {} {}: sync() of {}, ghost {}, between 2 ranks on {}, {}, message "
-      "{}..{}, max over ranks, median of {}; least-squares fit of relative residuals",
-      runtime::today(), device_name, command, fields, kExchangeGhost, hosts, transport,
-      bytes_text(bytes.front()), bytes_text(bytes.back()), repeats);
+  const std::string fields = fewest == most
+                                 ? fmt::format("{} field{}", fewest, fewest == 1 ? "" : "s")
+                                 : fmt::format("{}..{} fields", fewest, most);
+  const std::string source =
+      fmt::format("calibrated {} {} {}: sync() of {}, ghost {}, between 2 ranks on {}, {}, message "
+                  "{}..{}, max over ranks, median of {}; least-squares fit of relative residuals",
+                  runtime::today(), device_name, command, fields, kExchangeGhost, hosts, transport,
+                  bytes_text(bytes.front()), bytes_text(bytes.back()), repeats);
   device.sources["interconnect_latency"] = source;
   device.sources["interconnect_bandwidth"] = source;
   std::cerr << fmt::format("interconnect_latency   {:>10.3g} us\ninterconnect_bandwidth {:>10.3g} "

@@ -175,18 +175,21 @@ int main(int argc, char** argv) {
   inspect_cmd->add_flag("--expressions", expressions,
                         "also print each calculation as straight-line code (text format)");
   EmitOptions emit_options;
-  inspect_cmd->add_option("--emit", emit_options.language,
-                          "print the generated source instead: CUDA kernels or the C++ of the "
-                          "CPU backend")
+  inspect_cmd
+      ->add_option("--emit", emit_options.language,
+                   "print the generated source instead: CUDA kernels or the C++ of the "
+                   "CPU backend")
       ->check(CLI::IsMember({"cuda", "cpp"}));
-  inspect_cmd->add_option("--buffering", emit_options.buffering,
-                          "with --emit cuda: every input's buffering strategy where it applies "
-                          "(u r b p c), or mixed")
+  inspect_cmd
+      ->add_option("--buffering", emit_options.buffering,
+                   "with --emit cuda: every input's buffering strategy where it applies "
+                   "(u r b p c), or mixed")
       ->check(CLI::IsMember({"u", "r", "b", "p", "c", "mixed"}))
       ->capture_default_str();
-  inspect_cmd->add_option("--block", emit_options.block,
-                          "with --emit cuda: the block configuration, iteration axis then "
-                          "t_x x t_f x t_ee")
+  inspect_cmd
+      ->add_option("--block", emit_options.block,
+                   "with --emit cuda: the block configuration, iteration axis then "
+                   "t_x x t_f x t_ee")
       ->capture_default_str();
   inspect_cmd->add_flag("--ptxas", emit_options.ptxas,
                         "with --emit cuda: compile with NVRTC for sm_90 and print ptxas's "
@@ -211,11 +214,12 @@ int main(int argc, char** argv) {
   calibrate_cmd->add_flag("--cpu", calibrate_cpu,
                           "measure this host's CPU, not the GPU (with --interconnect: an "
                           "exchange of host arrays)");
-  calibrate_cmd->add_option("--base", calibrate_base,
-                            "a device description to take the quantities that are not measured "
-                            "from (software parameters, line sizes; with their sources); with "
-                            "--interconnect, the description to complete (default: this GPU's "
-                            "in configs/devices/; required with --cpu)")
+  calibrate_cmd
+      ->add_option("--base", calibrate_base,
+                   "a device description to take the quantities that are not measured "
+                   "from (software parameters, line sizes; with their sources); with "
+                   "--interconnect, the description to complete (default: this GPU's "
+                   "in configs/devices/; required with --cpu)")
       ->check(CLI::ExistingFile);
   calibrate_cmd->add_flag("--quick", calibrate_quick,
                           "fewer repeats and smaller buffers: seconds, less precise");
@@ -231,24 +235,26 @@ int main(int argc, char** argv) {
              "configurations, buffering strategies) and show the search: predicted times and "
              "parts, runners-up, the assignment step by step");
   map_cmd->add_option("file", map_command.edl_file, "the EDL file")->required();
-  map_cmd->add_option("--device", map_command.device_file,
-                      "the device description (configs/devices/*.yaml)")
+  map_cmd
+      ->add_option("--device", map_command.device_file,
+                   "the device description (configs/devices/*.yaml)")
       ->required();
-  map_cmd->add_option("--grid", map_command.grid,
-                      "points per patch: N (a cube) or NXxNYxNZ")
+  map_cmd->add_option("--grid", map_command.grid, "points per patch: N (a cube) or NXxNYxNZ")
       ->capture_default_str();
   map_cmd->add_option("--format", map_command.format, "output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  map_cmd->add_option("--method", map_command.method,
-                      "model (the search), exhaustive (every assignment; small kernels) or "
-                      "default (no model)")
+  map_cmd
+      ->add_option("--method", map_command.method,
+                   "model (the search), exhaustive (every assignment; small kernels) or "
+                   "default (no model)")
       ->check(CLI::IsMember({"model", "exhaustive", "default"}))
       ->capture_default_str();
   map_cmd->add_option("--save", map_command.save,
                       "write the chosen mappings to this file (read by Saguaro::mapper = "
                       "\"fixed\" with Saguaro::mapping_file)");
-  map_cmd->add_option("--fd-order", map_command.fd_order, "accuracy order of the built-in D_i, D_ij")
+  map_cmd
+      ->add_option("--fd-order", map_command.fd_order, "accuracy order of the built-in D_i, D_ij")
       ->check(CLI::IsMember({2, 4, 6, 8}))
       ->capture_default_str();
 

@@ -36,7 +36,9 @@ bool parse_grid(const std::string& text, std::array<long, 3>& grid) {
   return true;
 }
 
-std::string ms(double seconds) { return fmt::format("{:.4f} ms", seconds * 1e3); }
+std::string ms(double seconds) {
+  return fmt::format("{:.4f} ms", seconds * 1e3);
+}
 
 // The strategies of a kernel as the figure's columns: one letter per input, in input order.
 std::string letters(const model::KernelProfile& k) {
@@ -58,8 +60,9 @@ std::vector<std::string> store_names(const calc::Calculation& calc, const calc::
   std::vector<std::string> names;
   for (int st : k.stores)
     names.push_back(
-        calc.grid_functions[std::size_t(calc.stages[std::size_t(k.stage)].stores[std::size_t(st)]
-                                            .grid_function)]
+        calc
+            .grid_functions[std::size_t(
+                calc.stages[std::size_t(k.stage)].stores[std::size_t(st)].grid_function)]
             .name);
   return names;
 }
@@ -72,48 +75,49 @@ std::string stores_text(const calc::Calculation& calc, const calc::KernelMapping
 
 // Hu et al.'s Figure 3 for one kernel at its chosen block configuration: by efficiency
 // (eq. 3) and by performance alone, one row per accepted move.
-void print_trace(std::ostream& out, const model::KernelProfile& chosen,
-                 const model::Device& device, const std::array<long, 3>& grid) {
+void print_trace(std::ostream& out, const model::KernelProfile& chosen, const model::Device& device,
+                 const std::array<long, 3>& grid) {
   const mapper::PricingContext context{
-      &device,
-      model::launch_geometry(chosen.block, mapper::kernel_extent(chosen, grid), device),
+      &device, model::launch_geometry(chosen.block, mapper::kernel_extent(chosen, grid), device),
       model::Combination::Hu, mapper::MapperOptions{}.strategies};
-  for (auto method : {mapper::AssignmentMethod::Efficiency, mapper::AssignmentMethod::Performance}) {
+  for (auto method :
+       {mapper::AssignmentMethod::Efficiency, mapper::AssignmentMethod::Performance}) {
     const mapper::Assignment a = mapper::assign_buffering(chosen, context, method);
     model::KernelProfile k = chosen;
     for (auto& in : k.inputs) in.strategy = calc::Buffering::Unbuffered;
     model::Prediction start;
     const double t0 = mapper::launch_seconds(k, context, &start);
-    out << fmt::format("    assignment by {} ({}), {} model calls:\n",
-                       method == mapper::AssignmentMethod::Efficiency ? "efficiency"
-                                                                      : "performance",
-                       method == mapper::AssignmentMethod::Efficiency
-                           ? "Hu et al. Algorithm 1, eq. 3"
-                           : "Figure 3's ByPerf: -dT alone",
-                       a.model_calls);
-    out << fmt::format("      {:>4}  {:<{}}  {:>11}  {:>8}  {:>10}  {:>9}  {:>7}  {:>7}  {:>7}  {}\n",
-                       "step", "assignment", std::max<std::size_t>(10, letters(k).size()),
-                       "T", "dT", "efficiency", "blocks/SM", "M_reg", "M_smem", "M_roc",
-                       "limited (reg smem roc)");
+    out << fmt::format(
+        "    assignment by {} ({}), {} model calls:\n",
+        method == mapper::AssignmentMethod::Efficiency ? "efficiency" : "performance",
+        method == mapper::AssignmentMethod::Efficiency ? "Hu et al. Algorithm 1, eq. 3"
+                                                       : "Figure 3's ByPerf: -dT alone",
+        a.model_calls);
+    out << fmt::format(
+        "      {:>4}  {:<{}}  {:>11}  {:>8}  {:>10}  {:>9}  {:>7}  {:>7}  {:>7}  {}\n", "step",
+        "assignment", std::max<std::size_t>(10, letters(k).size()), "T", "dT", "efficiency",
+        "blocks/SM", "M_reg", "M_smem", "M_roc", "limited (reg smem roc)");
     const std::size_t w = std::max<std::size_t>(10, letters(k).size());
-    out << fmt::format("      {:>4}  {:<{}}  {:>11}  {:>8}  {:>10}  {:>9}  {:>7.0f}  {:>7.0f}  {:>7.0f}\n",
-                       0, letters(k), w, ms(t0), "", "", start.blocks_per_sm, start.M_reg,
-                       start.M_smem, start.M_roc);
+    out << fmt::format(
+        "      {:>4}  {:<{}}  {:>11}  {:>8}  {:>10}  {:>9}  {:>7.0f}  {:>7.0f}  {:>7.0f}\n", 0,
+        letters(k), w, ms(t0), "", "", start.blocks_per_sm, start.M_reg, start.M_smem, start.M_roc);
     int step = 0;
     for (const mapper::AssignmentStep& s : a.trace) {
       k.inputs[std::size_t(s.input)].strategy = s.to;
-      out << fmt::format(
-          "      {:>4}  {:<{}}  {:>11}  {:>+7.1f}%  {:>10.3g}  {:>9}  {:>7.0f}  {:>7.0f}  {:>7.0f}  "
-          "{} {} {}   {} -> {}\n",
-          ++step, letters(k), w, ms(s.seconds_after),
-          100 * (s.seconds_after - s.seconds_before) / s.seconds_before, s.efficiency * 1e3,
-          s.blocks_per_sm, s.M_reg, s.M_smem, s.M_roc, int(s.reg_limited), int(s.smem_limited),
-          int(s.roc_limited), s.grid_function, calc::letter(s.to));
+      out << fmt::format("      {:>4}  {:<{}}  {:>11}  {:>+7.1f}%  {:>10.3g}  {:>9}  {:>7.0f}  "
+                         "{:>7.0f}  {:>7.0f}  "
+                         "{} {} {}   {} -> {}\n",
+                         ++step, letters(k), w, ms(s.seconds_after),
+                         100 * (s.seconds_after - s.seconds_before) / s.seconds_before,
+                         s.efficiency * 1e3, s.blocks_per_sm, s.M_reg, s.M_smem, s.M_roc,
+                         int(s.reg_limited), int(s.smem_limited), int(s.roc_limited),
+                         s.grid_function, calc::letter(s.to));
     }
-    out << fmt::format("      final: {} buffered, {}\n",
-                       std::count_if(a.strategies.begin(), a.strategies.end(),
-                                     [](calc::Buffering b) { return b != calc::Buffering::Unbuffered; }),
-                       ms(a.seconds));
+    out << fmt::format(
+        "      final: {} buffered, {}\n",
+        std::count_if(a.strategies.begin(), a.strategies.end(),
+                      [](calc::Buffering b) { return b != calc::Buffering::Unbuffered; }),
+        ms(a.seconds));
   }
 }
 
@@ -133,8 +137,8 @@ nlohmann::json kernel_json(const calc::Calculation& calc, const calc::KernelMapp
   j["blocks_per_sm"] = p.blocks_per_sm;
   j["occupancy"] = p.occupancy;
   j["occupancy_limit"] = p.occupancy_limit;
-  j["cycles_per_point"] = {{"T_hu", p.T_hu},   {"T_chemora", p.T_chemora}, {"T_L2", p.T_L2},
-                           {"T_GM", p.T_GM},   {"T_data", p.T_data},       {"T_lat", p.T_lat},
+  j["cycles_per_point"] = {{"T_hu", p.T_hu}, {"T_chemora", p.T_chemora}, {"T_L2", p.T_L2},
+                           {"T_GM", p.T_GM}, {"T_data", p.T_data},       {"T_lat", p.T_lat},
                            {"s_i", p.s_i}};
   j["T_launch"] = p.T_launch;
   nlohmann::json trace = nlohmann::json::array();
@@ -210,8 +214,8 @@ int map_main(const MapCommand& command, std::ostream& out, std::ostream& err) {
                        command.device_file, grid[0], grid[1], grid[2], command.method);
   for (const calc::Calculation& calc : program.calculations) {
     const mapper::MapResult r = mapper::map_calculation(calc, device, options);
-    saved.entries.push_back({calc.name, mapper::calculation_hash(calc), r.best.seconds,
-                             r.best.mapping});
+    saved.entries.push_back(
+        {calc.name, mapper::calculation_hash(calc), r.best.seconds, r.best.mapping});
     if (!text) {
       nlohmann::json c;
       c["name"] = calc.name;
@@ -219,12 +223,18 @@ int map_main(const MapCommand& command, std::ostream& out, std::ostream& err) {
       c["runners_up"] = nlohmann::json::array();
       for (const auto& m : r.runners_up) c["runners_up"].push_back(mapping_json(calc, m));
       const auto& s = r.stats;
-      c["search"] = {{"model_calls", s.model_calls},       {"nodes_planned", s.nodes_planned},
-                     {"kernels_priced", s.kernels_priced}, {"configurations", s.configurations},
-                     {"pruned", s.pruned},                 {"partitions", s.partitions},
-                     {"moves_accepted", s.moves_accepted}, {"cover_groups", s.cover_groups},
-                     {"ilp_solves", s.ilp_solves},         {"ilp_stopped", s.ilp_stopped},
-                     {"out_of_budget", s.out_of_budget},   {"out_of_time", s.out_of_time},
+      c["search"] = {{"model_calls", s.model_calls},
+                     {"nodes_planned", s.nodes_planned},
+                     {"kernels_priced", s.kernels_priced},
+                     {"configurations", s.configurations},
+                     {"pruned", s.pruned},
+                     {"partitions", s.partitions},
+                     {"moves_accepted", s.moves_accepted},
+                     {"cover_groups", s.cover_groups},
+                     {"ilp_solves", s.ilp_solves},
+                     {"ilp_stopped", s.ilp_stopped},
+                     {"out_of_budget", s.out_of_budget},
+                     {"out_of_time", s.out_of_time},
                      {"seconds", s.seconds}};
       doc["calculations"].push_back(c);
       continue;
@@ -241,11 +251,12 @@ int map_main(const MapCommand& command, std::ostream& out, std::ostream& err) {
       out << fmt::format("  kernel {} (stage {}): stores {}\n", k, km.stage, stores_text(calc, km));
       out << fmt::format("    block {}, strategies {}\n", calc::to_string(km.block),
                          strategies_text(pk.profile));
-      out << fmt::format("    predicted {}: DRAM {}, L2 {}, latency {}, issue {}, launch {:.1f} us; "
-                         "limiter {}; {} blocks/SM ({}), occupancy {:.0f}%\n",
-                         ms(pk.seconds), ms(p.T_GM * scale), ms(p.T_L2 * scale),
-                         ms(p.T_lat * scale), ms(p.s_i * scale), p.T_launch * 1e6, p.limiter,
-                         p.blocks_per_sm, p.occupancy_limit, 100 * p.occupancy);
+      out << fmt::format(
+          "    predicted {}: DRAM {}, L2 {}, latency {}, issue {}, launch {:.1f} us; "
+          "limiter {}; {} blocks/SM ({}), occupancy {:.0f}%\n",
+          ms(pk.seconds), ms(p.T_GM * scale), ms(p.T_L2 * scale), ms(p.T_lat * scale),
+          ms(p.s_i * scale), p.T_launch * 1e6, p.limiter, p.blocks_per_sm, p.occupancy_limit,
+          100 * p.occupancy);
       print_trace(out, pk.profile, device, grid);
     }
     if (!r.runners_up.empty()) out << "  runners-up:\n";
@@ -273,10 +284,10 @@ int map_main(const MapCommand& command, std::ostream& out, std::ostream& err) {
   if (!text) out << doc.dump(2) << "\n";
   if (!command.save.empty()) {
     std::ofstream f(command.save);
-    f << mapper::format_mapping_file(
-        program, saved,
-        fmt::format("saguaro map {} --device {} --grid {}", command.edl_file, command.device_file,
-                    command.grid));
+    f << mapper::format_mapping_file(program, saved,
+                                     fmt::format("saguaro map {} --device {} --grid {}",
+                                                 command.edl_file, command.device_file,
+                                                 command.grid));
     if (!f) {
       err << "saguaro map: cannot write " << command.save << "\n";
       return 1;

@@ -247,8 +247,7 @@ private:
 
     std::ostringstream o;
     o << "    // Kernel " << k << " (stage " << km.stage << "): stores";
-    for (int st : km.stores)
-      o << " " << calc_.grid_functions[stage.stores[st].grid_function].name;
+    for (int st : km.stores) o << " " << calc_.grid_functions[stage.stores[st].grid_function].name;
     if (!km.temporaries.empty()) {
       o << (km.stores.empty() ? " temporaries" : ", temporaries");
       for (NodeId t : km.temporaries) o << " t" << slots_.at(t);
@@ -290,8 +289,8 @@ private:
     for (int g : written)
       o << "          double* __restrict__ const w" << g << " = f" << g << " + row;\n";
     for (NodeId t : plan.temporaries_in)
-      o << "          const double* __restrict__ const tr" << slots_.at(t) << " = t"
-        << slots_.at(t) << " + row;\n";
+      o << "          const double* __restrict__ const tr" << slots_.at(t) << " = t" << slots_.at(t)
+        << " + row;\n";
     for (NodeId t : km.temporaries)
       o << "          double* __restrict__ const tw" << slots_.at(t) << " = t" << slots_.at(t)
         << " + row;\n";
@@ -308,8 +307,8 @@ private:
 
   const calc::Calculation& calc_;
   const calc::Mapping& mapping_;
-  std::vector<NodeId> temporaries_;  // scratch arrays, calc::temporary_arrays order
-  std::map<NodeId, int> slots_;      // node -> its scratch array
+  std::vector<NodeId> temporaries_; // scratch arrays, calc::temporary_arrays order
+  std::map<NodeId, int> slots_;     // node -> its scratch array
   std::set<int> used_fields_;
   std::set<int> coordinate_axes_;
 };
@@ -318,9 +317,8 @@ private:
 
 std::string generate_cpp(const calc::Program& program, const std::vector<calc::Mapping>& mappings) {
   if (!mappings.empty() && mappings.size() != program.calculations.size())
-    throw calc::MappingError("generate_cpp: " + std::to_string(mappings.size()) +
-                             " mappings for " + std::to_string(program.calculations.size()) +
-                             " calculations");
+    throw calc::MappingError("generate_cpp: " + std::to_string(mappings.size()) + " mappings for " +
+                             std::to_string(program.calculations.size()) + " calculations");
   std::set<std::string> helpers;
   std::vector<std::string> functions;
   for (std::size_t c = 0; c < program.calculations.size(); ++c) {

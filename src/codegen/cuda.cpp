@@ -74,7 +74,9 @@ const char* kCudaHelpers[][2] = {
                      "  return r;\n}\n"},
 };
 
-std::string name_part(int d) { return (d < 0 ? "m" : "") + std::to_string(std::abs(d)); }
+std::string name_part(int d) {
+  return (d < 0 ? "m" : "") + std::to_string(std::abs(d));
+}
 
 // "o_x1_ym2" for the point offset (1,-2,0).
 std::string offset_name(const Offset& o) {
@@ -315,7 +317,8 @@ std::string KernelEmitter::emit(CudaKernel& k, const std::map<NodeId, int>& temp
   // Uniform values are emitted before the hoisted factors that use them (computing the
   // expressions first creates the hoisted ones).
   std::ostringstream uniforms;
-  for (NodeId id : uniform) uniforms << "  const double u" << id << " = " << uniform_expr(id) << ";\n";
+  for (NodeId id : uniform)
+    uniforms << "  const double u" << id << " = " << uniform_expr(id) << ";\n";
 
   k.block = blk;
   k.stage = km_.stage;
@@ -340,8 +343,7 @@ std::string KernelEmitter::emit(CudaKernel& k, const std::map<NodeId, int>& temp
   // Header comment: what the kernel does and how.
   o << "// Calculation '" << calc_.name << "', kernel " << k.kernel << " (stage " << km_.stage
     << "): stores";
-  for (int st : km_.stores)
-    o << " " << calc_.grid_functions[stage.stores[st].grid_function].name;
+  for (int st : km_.stores) o << " " << calc_.grid_functions[stage.stores[st].grid_function].name;
   if (!km_.temporaries.empty()) o << " and " << km_.temporaries.size() << " temporaries";
   o << ".\n// Block: " << tx << " x " << tf << " threads along x and " << F << ", " << tee
     << " points per thread along " << E << ".\n";
@@ -361,8 +363,9 @@ std::string KernelEmitter::emit(CudaKernel& k, const std::map<NodeId, int>& temp
     args.push_back((written.count(g) ? "double* __restrict__ f" : "const double* __restrict__ f") +
                    std::to_string(g));
   for (std::size_t t = 0; t < k.temporaries.size(); ++t)
-    args.push_back((k.temporary_written[t] ? "double* __restrict__ t" : "const double* __restrict__ t") +
-                   std::to_string(temporary_slot.at(k.temporaries[t])));
+    args.push_back(
+        (k.temporary_written[t] ? "double* __restrict__ t" : "const double* __restrict__ t") +
+        std::to_string(temporary_slot.at(k.temporaries[t])));
   args.push_back("const saguaro_cuda_geometry g");
   for (int p : parameters) args.push_back("const double p" + std::to_string(p));
   for (std::size_t a = 0; a < args.size(); ++a)
@@ -391,7 +394,8 @@ std::string KernelEmitter::emit(CudaKernel& k, const std::map<NodeId, int>& temp
     << " + int(blockIdx.z) * " << tee << ";\n";
   o << "  const int " << E << "_stop = min(" << E << "_begin + " << tee << ", " << E << "_end);\n";
   o << "  const bool active = i < x_end && " << F << "i < " << F << "_end;\n";
-  if (!barriers) o << "  if (!active) return;\n";
+  if (!barriers)
+    o << "  if (!active) return;\n";
   else
     o << "  // Points outside the array (partial blocks) load nothing.\n"
       << "  const bool inside = i < g.alloc[0] && " << F << "i < g.alloc[" << f_ << "];\n";
@@ -401,20 +405,21 @@ std::string KernelEmitter::emit(CudaKernel& k, const std::map<NodeId, int>& temp
   if (coordinate_axes.count(0))
     o << "  const double x = g.origin[0] + double(i + g.index_offset[0]) * g.spacing[0];\n";
   if (coordinate_axes.count(f_))
-    o << "  const double " << F << " = g.origin[" << f_ << "] + double(" << F << "i + g.index_offset["
-      << f_ << "]) * g.spacing[" << f_ << "];\n";
+    o << "  const double " << F << " = g.origin[" << f_ << "] + double(" << F
+      << "i + g.index_offset[" << f_ << "]) * g.spacing[" << f_ << "];\n";
 
   if (!uniform.empty() || !hoisted().empty()) o << "  // Values uniform over the grid.\n";
   o << uniforms.str();
-  for (const auto& [name, text] : hoisted()) o << "  const double " << name << " = " << text << ";\n";
+  for (const auto& [name, text] : hoisted())
+    o << "  const double " << name << " = " << text << ";\n";
   if (!offsets_.empty()) o << "  // Stencil offsets in points.\n";
-  for (const Offset& off : offsets_)
-  {
+  for (const Offset& off : offsets_) {
     std::string text;
     auto term = [&text](int c, const char* stride) {
       if (c == 0) return;
       std::string mag = std::to_string(std::abs(c));
-      std::string t = *stride ? (std::abs(c) == 1 ? std::string(stride) : mag + " * " + stride) : mag;
+      std::string t =
+          *stride ? (std::abs(c) == 1 ? std::string(stride) : mag + " * " + stride) : mag;
       text += text.empty() ? (c < 0 ? "-" + t : t) : (c < 0 ? " - " : " + ") + t;
     };
     term(off[0], "");
@@ -436,8 +441,7 @@ std::string KernelEmitter::emit(CudaKernel& k, const std::map<NodeId, int>& temp
     o << ";\n";
     for (int d = range.first; d < range.second; ++d)
       o << "  " << reg(g, d) << " = "
-        << guarded("f" + std::to_string(g) + "[idx0 + " + std::to_string(d) + " * s_e]")
-        << ";\n";
+        << guarded("f" + std::to_string(g) + "[idx0 + " + std::to_string(d) + " * s_e]") << ";\n";
   }
   if (barriers) o << "  extern __shared__ double saguaro_smem[];\n";
   // Shared tiles: the block's points grown by the stencil, loaded once.
@@ -446,8 +450,8 @@ std::string KernelEmitter::emit(CudaKernel& k, const std::map<NodeId, int>& temp
     o << "  // " << calc_.grid_functions[g].name << ": shared tile " << t.nx << " x " << t.nf
       << " x " << t.ne << " (x, " << F << ", " << E << ").\n";
     o << "  double* const " << s << " = saguaro_smem + " << t.base << ";\n";
-    o << "  for (int t = int(threadIdx.y) * " << tx << " + int(threadIdx.x); t < " << t.nx * t.nf * t.ne
-      << "; t += " << tx * tf << ") {\n";
+    o << "  for (int t = int(threadIdx.y) * " << tx << " + int(threadIdx.x); t < "
+      << t.nx * t.nf * t.ne << "; t += " << tx * tf << ") {\n";
     o << "    const int a = x_block + " << t.ext.lo[0] << " + t % " << t.nx << ";\n";
     o << "    const int b = " << F << "_block + " << t.ext.lo[f_] << " + (t / " << t.nx << ") % "
       << t.nf << ";\n";
@@ -470,7 +474,8 @@ std::string KernelEmitter::emit(CudaKernel& k, const std::map<NodeId, int>& temp
   // of standing between the barriers of every step.
   const int threads = tx * tf;
   auto halo_slots = [threads](const Tile& t) { return (t.nx * t.nf + threads - 1) / threads; };
-  if (!planes.empty()) o << "  const int qt = int(threadIdx.y) * " << tx << " + int(threadIdx.x);\n";
+  if (!planes.empty())
+    o << "  const int qt = int(threadIdx.y) * " << tx << " + int(threadIdx.x);\n";
   for (const auto& [g, t] : planes) {
     const std::string q = "q" + std::to_string(g), G = std::to_string(g);
     o << "  // " << calc_.grid_functions[g].name << ": shared plane " << t.nx << " x " << t.nf
@@ -490,8 +495,8 @@ std::string KernelEmitter::emit(CudaKernel& k, const std::map<NodeId, int>& temp
       o << "    const int ga = x_block + a, gb = " << F << "_block + b;\n";
       o << "    qw" << K << " = t < " << t.nx * t.nf << " && !(a >= 0 && a < " << tx
         << " && b >= 0 && b < " << tf << ");\n";
-      o << "    qr" << K << " = qw" << K << " && ga >= 0 && ga < g.alloc[0] && gb >= 0 && gb < g.alloc["
-        << f_ << "];\n";
+      o << "    qr" << K << " = qw" << K
+        << " && ga >= 0 && ga < g.alloc[0] && gb >= 0 && gb < g.alloc[" << f_ << "];\n";
       o << "    qo" << K << " = ga + gb * s_f;\n";
       o << "  }\n";
       o << "  double qh" << K << " = qr" << K << " ? f" << G << "[qo" << K << " + " << E
@@ -524,7 +529,8 @@ std::string KernelEmitter::emit(CudaKernel& k, const std::map<NodeId, int>& temp
       }
     }
     o << "    __syncthreads();\n";
-    o << "    if (" << E << "i + 1 < " << E << "_stop) { // the next plane's halo, in flight meanwhile\n";
+    o << "    if (" << E << "i + 1 < " << E
+      << "_stop) { // the next plane's halo, in flight meanwhile\n";
     for (const auto& [g, t] : planes)
       for (int k = 0; k < halo_slots(t); ++k) {
         const std::string K = std::to_string(g) + "_" + std::to_string(k);
@@ -587,8 +593,8 @@ CudaModule generate_cuda(const calc::Program& program, const std::vector<calc::M
       CudaKernel kernel;
       kernel.calculation = int(c);
       kernel.kernel = int(k);
-      kernel.name = "saguaro_" + std::to_string(c) + "_" + sanitize(calc.name) + "_k" +
-                    std::to_string(k);
+      kernel.name =
+          "saguaro_" + std::to_string(c) + "_" + sanitize(calc.name) + "_k" + std::to_string(k);
       kernel.mapping = calc::to_string(calc, mapping.kernels[k]);
       KernelEmitter emitter(calc, mapping.kernels[k], plans[k]);
       kernel.whole_register_file = whole_register_file.count(kernel.name) > 0;

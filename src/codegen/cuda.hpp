@@ -26,8 +26,8 @@
 //   alloc         allocated points per axis
 //   lo, hi        the region of the calculation's outputs, local indices [lo, hi); a kernel
 //                 of stage s covers [lo - extent_lo, hi + extent_hi) of that stage
-//   origin, index_offset, spacing: coordinate of local index i = origin + (i + index_offset) * spacing
-//   time          simulation time
+//   origin, index_offset, spacing: coordinate of local index i = origin + (i + index_offset) *
+//   spacing time          simulation time
 #define SAGUARO_CUDA_GEOMETRY_FIELDS                                                               \
   int alloc[3];                                                                                    \
   int lo[3];                                                                                       \
@@ -45,25 +45,25 @@ struct CudaGeometry {
 static_assert(std::is_standard_layout_v<CudaGeometry> && std::is_trivial_v<CudaGeometry>);
 
 struct CudaKernel {
-  std::string name;       // the extern "C" symbol
-  int calculation = 0;    // calc::Program::calculations index
-  int kernel = 0;         // index in that calculation's Mapping::kernels
+  std::string name;    // the extern "C" symbol
+  int calculation = 0; // calc::Program::calculations index
+  int kernel = 0;      // index in that calculation's Mapping::kernels
   int stage = 0;
   calc::BlockConfig block;
-  std::vector<int> fields;                  // pointer arguments, in order
-  std::vector<bool> field_written;          // per fields entry
-  std::vector<calc::NodeId> temporaries;    // scratch arguments, in order (read or written)
-  std::vector<bool> temporary_written;      // per temporaries entry
-  std::vector<int> parameters;              // double arguments, in order
-  std::size_t shared_bytes = 0;             // dynamic shared memory per block
+  std::vector<int> fields;               // pointer arguments, in order
+  std::vector<bool> field_written;       // per fields entry
+  std::vector<calc::NodeId> temporaries; // scratch arguments, in order (read or written)
+  std::vector<bool> temporary_written;   // per temporaries entry
+  std::vector<int> parameters;           // double arguments, in order
+  std::size_t shared_bytes = 0;          // dynamic shared memory per block
   std::array<int, 3> extent_lo{0, 0, 0}, extent_hi{0, 0, 0}; // the stage's
-  std::string mapping;                      // short form of the kernel's mapping
-  bool whole_register_file = false;         // emitted with __launch_bounds__(threads, 1)
+  std::string mapping;                                       // short form of the kernel's mapping
+  bool whole_register_file = false; // emitted with __launch_bounds__(threads, 1)
 };
 
 struct CudaModule {
-  std::string source;                 // the whole translation unit
-  std::vector<CudaKernel> kernels;    // all calculations' kernels, in launch order per calc
+  std::string source;              // the whole translation unit
+  std::vector<CudaKernel> kernels; // all calculations' kernels, in launch order per calc
   // Per calculation: scratch arrays its kernels need (calc::temporary_arrays of its mapping).
   std::vector<std::vector<calc::NodeId>> temporaries;
 };

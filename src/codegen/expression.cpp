@@ -149,9 +149,8 @@ std::string ExpressionEmitter::sum(const Node& n, bool split) const {
   if (!split || terms.size() < kSplitTerms) return chain(0, terms.size());
   std::vector<std::string> parts;
   for (std::size_t c = 0; c < kSumChains; ++c)
-    parts.push_back("(" +
-                    chain(c * terms.size() / kSumChains, (c + 1) * terms.size() / kSumChains) +
-                    ")");
+    parts.push_back(
+        "(" + chain(c * terms.size() / kSumChains, (c + 1) * terms.size() / kSumChains) + ")");
   while (parts.size() > 1) {
     std::vector<std::string> next;
     for (std::size_t i = 0; i + 1 < parts.size(); i += 2)
@@ -173,8 +172,7 @@ std::string ExpressionEmitter::call(const Node& n) {
 }
 
 std::string ExpressionEmitter::pow_node(const Node& n) {
-  return helper(function_name(Function::Pow)) + "(" + ref(n.kids[0]) + ", " + ref(n.kids[1]) +
-         ")";
+  return helper(function_name(Function::Pow)) + "(" + ref(n.kids[0]) + ", " + ref(n.kids[1]) + ")";
 }
 
 std::string ExpressionEmitter::uniform_expr(NodeId id) {

@@ -33,9 +33,7 @@ public:
 
   // Hoisted values (h0, h1, ...) with their expressions, in creation order; they depend on
   // uniform values only.
-  const std::vector<std::pair<std::string, std::string>>& hoisted() const {
-    return hoisted_order_;
-  }
+  const std::vector<std::pair<std::string, std::string>>& hoisted() const { return hoisted_order_; }
   // A hoisted value with the given expression, shared by every use of the same one.
   std::string hoist(const std::string& text);
 

@@ -151,11 +151,13 @@ Index3 choose_dims(const GridSpec& spec, int ranks) {
           if (b != a) area *= (spec.points[b] + cand[b] - 1) / cand[b];
         cost += 2 * area;
       }
-      const auto slower_first = [](const Index3& d) { return std::array<int, 3>{d[2], d[1], d[0]}; };
-      const bool better = !found || cost < best_cost ||
-                          (cost == best_cost && (split < best_split ||
-                                                 (split == best_split &&
-                                                  slower_first(cand) > slower_first(best))));
+      const auto slower_first = [](const Index3& d) {
+        return std::array<int, 3>{d[2], d[1], d[0]};
+      };
+      const bool better =
+          !found || cost < best_cost ||
+          (cost == best_cost && (split < best_split ||
+                                 (split == best_split && slower_first(cand) > slower_first(best))));
       if (better) {
         found = true;
         best = cand;
@@ -298,7 +300,9 @@ bool mpi_takes_device_pointers() {
 #endif
 }
 
-void Decomposition::use_device_messages(bool device) { device_messages_ = device; }
+void Decomposition::use_device_messages(bool device) {
+  device_messages_ = device;
+}
 
 bool Decomposition::messages_on_device(const runtime::ArraySpace& space) const {
   return device_messages_ && space.on_device();
@@ -318,9 +322,12 @@ std::string Decomposition::transport(const runtime::ArraySpace& space) const {
   return exchange_transport(space, messages_on_device(space), peer);
 }
 
-void Decomposition::use_peer_messages(bool peer) { peer_messages_ = peer; }
+void Decomposition::use_peer_messages(bool peer) {
+  peer_messages_ = peer;
+}
 
-std::array<std::array<bool, 2>, 3> Decomposition::peer_faces(const runtime::ArraySpace& space) const {
+std::array<std::array<bool, 2>, 3>
+Decomposition::peer_faces(const runtime::ArraySpace& space) const {
   std::array<std::array<bool, 2>, 3> peer{};
   for (int a = 0; a < 3; ++a)
     for (int s = 0; s < 2; ++s)
@@ -384,7 +391,8 @@ void Decomposition::ensure_messages(std::size_t fields, runtime::ArraySpace& spa
       if (!remote_[a][s]) continue;
       if (messages_.peer[a][s]) {
         any_peer = true;
-        for (double*& buffer : messages_.peer_recv[a][s]) buffer = space.allocate_message(need, true);
+        for (double*& buffer : messages_.peer_recv[a][s])
+          buffer = space.allocate_message(need, true);
       } else {
         messages_.send[a][s] = space.allocate_message(need, on_device);
         messages_.recv[a][s] = space.allocate_message(need, on_device);
@@ -443,7 +451,8 @@ void Decomposition::release_messages() const {
   for (int a = 0; a < 3; ++a)
     for (int s = 0; s < 2; ++s)
       for (int p = 0; p < 2; ++p) {
-        if (messages_.peer_remote[a][s][p] != nullptr) space.close_import(messages_.peer_remote[a][s][p]);
+        if (messages_.peer_remote[a][s][p] != nullptr)
+          space.close_import(messages_.peer_remote[a][s][p]);
         messages_.peer_remote[a][s][p] = nullptr;
         peer = peer || messages_.peer[a][s];
       }
@@ -548,8 +557,8 @@ void Decomposition::finish_sync() const {
     MPI_Waitall(int(p.requests.size()), p.requests.data(), MPI_STATUSES_IGNORE);
     for (int s = 0; s < 2; ++s)
       if (remote_[a][s])
-        space.unpack_message(p.fields, local_box(patch_, slab(a, s, false)),
-                             incoming(a, s, parity), device_buffer(a, s));
+        space.unpack_message(p.fields, local_box(patch_, slab(a, s, false)), incoming(a, s, parity),
+                             device_buffer(a, s));
   }
   if (!p.axes.empty()) {
     if (p.marks.started >= 0) p.marks.finished = space.mark(runtime::ArraySpace::Queue::exchange);

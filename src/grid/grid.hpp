@@ -147,7 +147,7 @@ private:
   std::array<std::array<bool, 2>, 3> remote_{};   // neighbour_ is another rank
   bool device_messages_ = false, peer_messages_ = true;
   std::array<std::array<bool, 2>, 3> same_host_{}; // the neighbour shares this rank's host
-  std::size_t max_slab_ = 0; // the largest ghost slab of any rank and axis [points]
+  std::size_t max_slab_ = 0;            // the largest ghost slab of any rank and axis [points]
   mutable std::uint64_t exchanges_ = 0; // begun so far: alternates the peer buffers
   // Message buffers per [axis][side], from the space of the last exchange, kept between
   // exchanges (grown, never shrunk) so that a step does not allocate.
@@ -167,7 +167,7 @@ private:
     bool active = false;
     std::vector<double*> fields;
     runtime::ArraySpace* space = nullptr;
-    std::vector<int> axes;            // phases with messages, in order
+    std::vector<int> axes;             // phases with messages, in order
     std::vector<MPI_Request> requests; // the current phase's
     int count = 0;                     // doubles per message of the current phase
     Marks marks;

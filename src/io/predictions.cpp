@@ -172,7 +172,8 @@ const std::vector<std::string>& prediction_columns() {
 
 std::vector<PredictionRecord>
 prediction_records(const calc::Program& program, const std::vector<calc::Mapping>& mappings,
-                   const std::vector<runtime::KernelTiming>& timings, const PredictionSource& source,
+                   const std::vector<runtime::KernelTiming>& timings,
+                   const PredictionSource& source,
                    const std::vector<std::vector<calc::Mapping>>& alternatives) {
   std::vector<PredictionRecord> records;
   // Profiles per calculation, made once however many kernels it has.

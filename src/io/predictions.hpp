@@ -83,7 +83,8 @@ struct PredictionSource {
 // kernel has the timing's short form.
 std::vector<PredictionRecord>
 prediction_records(const calc::Program& program, const std::vector<calc::Mapping>& mappings,
-                   const std::vector<runtime::KernelTiming>& timings, const PredictionSource& source,
+                   const std::vector<runtime::KernelTiming>& timings,
+                   const PredictionSource& source,
                    const std::vector<std::vector<calc::Mapping>>& alternatives = {});
 
 // The row of the evolved variables' ghost exchange: the interconnect model's `predicted`

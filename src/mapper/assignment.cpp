@@ -21,9 +21,9 @@ std::vector<Buffering> buffering_moves(const model::KernelProfile::Input& input,
                                        StrategySet allowed) {
   std::vector<Buffering> out;
   if (input.offsets.size() < 2) return out; // no reuse: nothing to buffer
-  for (Buffering b : {Buffering::Register, Buffering::Shared, Buffering::Plus,
-                      Buffering::ReadOnly})
-    if ((allowed & strategy_bit(b)) && calc::buffering_applies(b, input.offsets, axis, input.written))
+  for (Buffering b : {Buffering::Register, Buffering::Shared, Buffering::Plus, Buffering::ReadOnly})
+    if ((allowed & strategy_bit(b)) &&
+        calc::buffering_applies(b, input.offsets, axis, input.written))
       out.push_back(b);
   return out;
 }
@@ -122,7 +122,8 @@ Assignment algorithm1(model::KernelProfile kernel, const PricingContext& context
   // Line 2: everything unbuffered.
   a.seconds = price(kernel, &a.prediction);
   std::vector<std::vector<Buffering>> moves;
-  for (const auto& in : kernel.inputs) moves.push_back(buffering_moves(in, axis, context.strategies));
+  for (const auto& in : kernel.inputs)
+    moves.push_back(buffering_moves(in, axis, context.strategies));
 
   while (true) { // line 4
     const model::Prediction& now = a.prediction;
@@ -174,8 +175,7 @@ Assignment algorithm1(model::KernelProfile kernel, const PricingContext& context
         return K > 0 ? std::exp(-(limited ? 1.0 : 0.0) * dM / K) : 1.0;
       };
       return factor(reg_limited, m.dM_reg, d.K_reg()) +
-             factor(smem_limited, m.dM_smem, d.K_smem()) +
-             factor(roc_limited, m.dM_roc, now.K_roc);
+             factor(smem_limited, m.dM_smem, d.K_smem()) + factor(roc_limited, m.dM_roc, now.K_roc);
     };
 
     // Lines 12-16: the most efficient move among r/b/p and among c.

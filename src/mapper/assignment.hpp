@@ -20,7 +20,9 @@ namespace saguaro::mapper {
 // A set of buffering strategies (bit 1 << int(Buffering)).
 using StrategySet = unsigned;
 inline constexpr StrategySet kAllStrategies = 0x1f;
-inline constexpr StrategySet strategy_bit(calc::Buffering b) { return 1u << unsigned(b); }
+inline constexpr StrategySet strategy_bit(calc::Buffering b) {
+  return 1u << unsigned(b);
+}
 
 // What an assignment prices against.
 struct PricingContext {
@@ -42,11 +44,11 @@ struct AssignmentStep {
   std::string grid_function;
   calc::Buffering to = calc::Buffering::Unbuffered;
   double seconds_before = 0, seconds_after = 0;
-  double efficiency = 0;              // eq. 3 of the accepted move
-  int moves_priced = 0;               // model calls of this step
+  double efficiency = 0;                                               // eq. 3 of the accepted move
+  int moves_priced = 0;                                                // model calls of this step
   bool reg_limited = false, smem_limited = false, roc_limited = false; // eq. 3's indicators
-  int blocks_per_sm = 0;              // after the move
-  double occupancy = 0;               // after the move
+  int blocks_per_sm = 0;                                               // after the move
+  double occupancy = 0;                                                // after the move
   double M_reg = 0, M_smem = 0, M_roc = 0; // after the move [elements per block]
 };
 

@@ -24,9 +24,8 @@ constexpr double kMinBlocksPerSm = 4;
 std::vector<calc::BlockConfig> block_configurations(const model::Device& device,
                                                     const std::array<long, 3>& extent) {
   const int warp = device.warp_size > 0 ? int(device.warp_size) : 32;
-  const int max_threads = std::min(kMaxThreads, device.max_threads_per_block > 0
-                                                    ? int(device.max_threads_per_block)
-                                                    : 1024);
+  const int max_threads = std::min(
+      kMaxThreads, device.max_threads_per_block > 0 ? int(device.max_threads_per_block) : 1024);
   const long x_cap = std::min<long>(512, (std::max(extent[0], 1L) + warp - 1) / warp * warp);
   std::vector<calc::BlockConfig> all, busy;
   for (int e : {2, 1}) {

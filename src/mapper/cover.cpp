@@ -536,8 +536,8 @@ private:
   std::vector<int> index_;
   std::vector<double> value_, x_;
   std::exception_ptr error_;
-  Clock::time_point start_;   // of the public call: CoverProblem::time_limit counts from here
-  bool out_of_nodes_ = false; // the callback stopped the solve at CoverProblem::node_limit
+  Clock::time_point start_;       // of the public call: CoverProblem::time_limit counts from here
+  bool out_of_nodes_ = false;     // the callback stopped the solve at CoverProblem::node_limit
   bool offer_singletons_ = false; // the callback offers the singletons as an incumbent
 };
 

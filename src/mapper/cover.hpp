@@ -87,8 +87,8 @@ struct CoverStats {
   int ilp_solves = 0; // glp_intopt calls: one per cover searched (no-goods are lazy rows in it)
   int no_goods = 0;   // distinct no-goods `check` returned
   double seconds = 0; // wall time of the calls, `check` included
-  int stopped = 0;          // solves stopped by a limit before they proved their optimum
-  bool out_of_time = false; // a solve hit the time limit, or a search stopped for lack of time
+  int stopped = 0;    // solves stopped by a limit before they proved their optimum
+  bool out_of_time = false;  // a solve hit the time limit, or a search stopped for lack of time
   bool out_of_nodes = false; // a solve hit CoverProblem::node_limit
 };
 

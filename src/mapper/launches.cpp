@@ -24,12 +24,14 @@ LaunchChoice choose_launches(const calc::Calculation& calc, const calc::Mapping&
                              const model::Device& device, const MapperOptions& options,
                              const ExchangeCost& exchange) {
   LaunchChoice choice;
-  const calc::Region patch{{0, 0, 0}, {int(options.grid[0]), int(options.grid[1]), int(options.grid[2])}};
+  const calc::Region patch{{0, 0, 0},
+                           {int(options.grid[0]), int(options.grid[1]), int(options.grid[2])}};
   const double whole = region_seconds(calc, mapping, device, options, patch);
   choice.whole = exchange.seconds + whole;
   bool any_face = false;
   for (const auto& axis : exchange.faces) any_face = any_face || axis[0] || axis[1];
-  const calc::RegionSplit split = calc::split_region(patch, calc::required_margin(calc), exchange.faces);
+  const calc::RegionSplit split =
+      calc::split_region(patch, calc::required_margin(calc), exchange.faces);
   if (!any_face || split.interior.empty()) {
     choice.split_total = choice.whole;
     choice.reason = any_face ? "whole: the patch is too thin for an interior"

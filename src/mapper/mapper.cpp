@@ -55,8 +55,8 @@ std::vector<NodeId> cone(const calc::Dag& dag, NodeId root) {
 
 // One kernel of a stage's partition, before block configurations and strategies are chosen.
 struct PartKernel {
-  std::vector<int> stores;          // indices into the stage's stores, ascending
-  std::vector<NodeId> temporaries;  // nodes it stores for later kernels, ascending
+  std::vector<int> stores;         // indices into the stage's stores, ascending
+  std::vector<NodeId> temporaries; // nodes it stores for later kernels, ascending
   bool operator==(const PartKernel&) const = default;
   bool operator<(const PartKernel& o) const {
     return std::tie(stores, temporaries) < std::tie(o.stores, o.temporaries);
@@ -71,8 +71,8 @@ enum class Level { Screen, Coarse, Full };
 // The best block configuration and assignment of one kernel, found once and remembered.
 struct KernelPrice {
   bool valid = false;
-  std::string why; // when not valid
-  model::KernelProfile profile; // best block and strategies applied
+  std::string why;                         // when not valid
+  model::KernelProfile profile;            // best block and strategies applied
   std::vector<KernelCandidate> candidates; // fastest first
 };
 
@@ -192,8 +192,8 @@ public:
 
   // The kernel `k` with `available` temporaries of earlier kernels, priced at `level`:
   // memoised block search. May throw calc::MappingError (no plan).
-  const KernelPrice& price_kernel(int stage, const PartKernel& k,
-                                  const std::set<NodeId>& available, Level level = Level::Full) {
+  const KernelPrice& price_kernel(int stage, const PartKernel& k, const std::set<NodeId>& available,
+                                  Level level = Level::Full) {
     const calc::KernelPlan& kp = plan(stage, k, available);
     if (coarse.empty() || options_.method == Method::Exhaustive) level = Level::Full;
     auto key = std::make_tuple(int(level), stage, k.stores, k.temporaries, kp.temporaries_in);
@@ -253,10 +253,9 @@ public:
   // rule of its own (plan_kernel).
   bool normalise(int stage, Partition& p) {
     for (int round = 0; round < 64; ++round) {
-      p.erase(std::remove_if(p.begin(), p.end(),
-                             [](const PartKernel& k) {
-                               return k.stores.empty() && k.temporaries.empty();
-                             }),
+      p.erase(std::remove_if(
+                  p.begin(), p.end(),
+                  [](const PartKernel& k) { return k.stores.empty() && k.temporaries.empty(); }),
               p.end());
       const std::size_t n = p.size();
       std::map<NodeId, std::size_t> producer;
@@ -550,8 +549,8 @@ public:
         if (dag.node(id).op == calc::Op::Load) reads[std::size_t(v)].insert(dag.node(id).index);
       uses[std::size_t(v)].insert(met.begin(), met.end());
       for (NodeId t : uses[std::size_t(v)]) {
-        const int u = ns + int(std::find(temporaries.begin(), temporaries.end(), t) -
-                               temporaries.begin());
+        const int u =
+            ns + int(std::find(temporaries.begin(), temporaries.end(), t) - temporaries.begin());
         data.edges.push_back({u, v});
       }
     }
@@ -635,7 +634,6 @@ public:
     return out;
   }
 
-
   // A whole mapping from one partition per stage, each kernel at its best (or `variant`-th
   // best) candidate.
   PricedMapping assemble(const std::vector<Partition>& stages, std::string origin,
@@ -699,14 +697,13 @@ public:
 // The trace of every kernel's chosen assignment, recomputed (only when asked for).
 void add_traces(PricedMapping& m, const model::Device& device, const MapperOptions& options) {
   for (PricedKernel& k : m.kernels) {
-    PricingContext context{&device,
-                           model::launch_geometry(k.profile.block,
-                                                  kernel_extent(k.profile, options.grid), device),
-                           options.combination, options.strategies};
+    PricingContext context{
+        &device,
+        model::launch_geometry(k.profile.block, kernel_extent(k.profile, options.grid), device),
+        options.combination, options.strategies};
     k.trace = assign_buffering(k.profile, context, AssignmentMethod::Efficiency).trace;
   }
 }
-
 
 } // namespace
 
@@ -719,10 +716,10 @@ PricedMapping price_mapping(const calc::Calculation& calc, const calc::Mapping& 
   for (const model::KernelProfile& profile : profiles) {
     PricedKernel k;
     k.profile = profile;
-    PricingContext context{&device,
-                           model::launch_geometry(profile.block, kernel_extent(profile, options.grid),
-                                                  device),
-                           options.combination};
+    PricingContext context{
+        &device,
+        model::launch_geometry(profile.block, kernel_extent(profile, options.grid), device),
+        options.combination};
     k.seconds = launch_seconds(profile, context, &k.prediction);
     out.seconds += k.seconds;
     out.kernels.push_back(std::move(k));
@@ -808,8 +805,8 @@ MapResult map_calculation(const calc::Calculation& calc, const model::Device& de
         if (stores > 1) {
           begin_strategy();
           auto [b, tb] = search.improve(stage, each, temporaries);
-          found.push_back({tb, b, b == each ? "one kernel per store"
-                                            : "moves from one kernel per store"});
+          found.push_back(
+              {tb, b, b == each ? "one kernel per store" : "moves from one kernel per store"});
         }
         begin_strategy();
         int c = 0;
@@ -818,15 +815,15 @@ MapResult map_calculation(const calc::Calculation& calc, const model::Device& de
         search.clear_budget();
         budget_left -= search.work() - stage_start;
       }
-      std::stable_sort(found.begin(), found.end(),
-                       [](const auto& x, const auto& y) { return std::get<0>(x) < std::get<0>(y); });
+      std::stable_sort(found.begin(), found.end(), [](const auto& x, const auto& y) {
+        return std::get<0>(x) < std::get<0>(y);
+      });
       if (found.empty() || !std::isfinite(std::get<0>(found.front()))) {
         // Say which kernel does not fit, from the one-kernel partition's price.
         std::set<NodeId> none;
         const KernelPrice& p = search.price_kernel(stage, one[0], none);
-        throw calc::MappingError(p.valid ? "no mapping of calculation '" + calc.name + "' fits " +
-                                               device.name
-                                         : p.why);
+        throw calc::MappingError(
+            p.valid ? "no mapping of calculation '" + calc.name + "' fits " + device.name : p.why);
       }
       std::vector<std::pair<Partition, std::string>> distinct;
       for (auto& [t, p, origin] : found) {
@@ -839,7 +836,8 @@ MapResult map_calculation(const calc::Calculation& calc, const model::Device& de
       per_stage.push_back(std::move(distinct));
     }
     std::string origin;
-    for (const auto& stage : per_stage) origin += (origin.empty() ? "" : "; ") + stage.front().second;
+    for (const auto& stage : per_stage)
+      origin += (origin.empty() ? "" : "; ") + stage.front().second;
     result.best = search.assemble(best_stages, origin);
 
     // Runners-up: other partitions of a stage (the best few by coarse price: every kernel of
@@ -854,13 +852,14 @@ MapResult map_calculation(const calc::Calculation& calc, const model::Device& de
       }
     for (std::size_t k = 0; k < result.best.mapping.kernels.size(); ++k)
       for (std::size_t v = 1; v < search.candidates_of(best_stages, k); ++v)
-        others.push_back(search.assemble(best_stages, fmt::format("kernel {}: candidate {}", k, v + 1),
-                                         k, v));
+        others.push_back(
+            search.assemble(best_stages, fmt::format("kernel {}: candidate {}", k, v + 1), k, v));
     // Partitions were compared at the coarse configurations; every kernel here was searched
     // over all of them, so the order may change: the fastest whole mapping wins.
     others.insert(others.begin(), std::move(result.best)); // first among equals
-    std::stable_sort(others.begin(), others.end(),
-                     [](const PricedMapping& a, const PricedMapping& b) { return a.seconds < b.seconds; });
+    std::stable_sort(
+        others.begin(), others.end(),
+        [](const PricedMapping& a, const PricedMapping& b) { return a.seconds < b.seconds; });
     result.best = std::move(others.front());
     for (std::size_t i = 1; i < others.size(); ++i) {
       if (int(result.runners_up.size()) >= options.runners_up) break;

@@ -62,17 +62,17 @@ struct MapperOptions {
   Method method = Method::Model;
   std::array<long, 3> grid{256, 256, 256}; // interior points of one patch (x, y, z)
   model::Combination combination = model::Combination::Hu;
-  int runners_up = 5;                 // distinct mappings reported after the best
-  bool partition = true;              // search kernel partitions (else one kernel per stage)
-  int max_moves = 64;                 // accepted move proposals per starting point
-  int max_temporary_candidates = 8;   // shared DAG nodes considered as temporaries, per stage
-  int max_group_size = 4;             // covers: largest candidate group
-  std::size_t max_groups = 400;       // covers: candidate groups per stage
-  int cover_epsilon = 8;              // covers: how many covers to produce
-  long cover_nodes = 50;              // covers: branch-and-bound nodes per ILP solve
-  int move_candidates = 6;            // moves: best-screened proposals priced coarse per step
+  int runners_up = 5;                      // distinct mappings reported after the best
+  bool partition = true;                   // search kernel partitions (else one kernel per stage)
+  int max_moves = 64;                      // accepted move proposals per starting point
+  int max_temporary_candidates = 8;        // shared DAG nodes considered as temporaries, per stage
+  int max_group_size = 4;                  // covers: largest candidate group
+  std::size_t max_groups = 400;            // covers: candidate groups per stage
+  int cover_epsilon = 8;                   // covers: how many covers to produce
+  long cover_nodes = 50;                   // covers: branch-and-bound nodes per ILP solve
+  int move_candidates = 6;                 // moves: best-screened proposals priced coarse per step
   double max_exhaustive_assignments = 1e5; // Exhaustive: above this, Algorithm 1 is used
-  bool trace = false;                 // keep the assignment trace of every chosen kernel
+  bool trace = false;                      // keep the assignment trace of every chosen kernel
   // The partition search's budget in work units: a model call is one, and planning a kernel
   // one per kKernelNodesPerUnit DAG nodes it evaluates (both take about 1.3 us on the
   // reference machine; planning is most of the time when BSSN's 25 stores start in kernels
@@ -110,14 +110,14 @@ struct PricedMapping {
 inline constexpr long kKernelNodesPerUnit = 8;
 
 struct SearchStatistics {
-  long model_calls = 0;       // model::predict and model::lower_bound evaluations
-  long nodes_planned = 0;     // DAG nodes of the kernels planned (calc::plan_kernel)
-  long kernels_priced = 0;    // distinct kernels whose block configuration was searched
-  long configurations = 0;    // block configurations whose assignment was run
-  long pruned = 0;            // block configurations skipped by the lower bound
-  long partitions = 0;        // kernel partitions priced (moves and covers)
+  long model_calls = 0;    // model::predict and model::lower_bound evaluations
+  long nodes_planned = 0;  // DAG nodes of the kernels planned (calc::plan_kernel)
+  long kernels_priced = 0; // distinct kernels whose block configuration was searched
+  long configurations = 0; // block configurations whose assignment was run
+  long pruned = 0;         // block configurations skipped by the lower bound
+  long partitions = 0;     // kernel partitions priced (moves and covers)
   long moves_accepted = 0;
-  long cover_groups = 0;      // candidate groups priced for the covers
+  long cover_groups = 0; // candidate groups priced for the covers
   int ilp_solves = 0;
   int ilp_stopped = 0;        // ILP solves stopped by MapperOptions::cover_nodes (or time)
   bool out_of_budget = false; // a strategy used its share of MapperOptions::partition_budget
@@ -152,10 +152,10 @@ struct ExchangeCost {
 };
 struct LaunchChoice {
   bool split = false;
-  double whole = 0;    // exchange + the calculation over the patch
-  double split_total = 0; // max(interior, exchange) + the shell
+  double whole = 0;               // exchange + the calculation over the patch
+  double split_total = 0;         // max(interior, exchange) + the shell
   double interior = 0, shell = 0; // the calculation over the interior, over the shell's boxes
-  std::string reason;  // a line for the banner
+  std::string reason;             // a line for the banner
 };
 // Prices `mapping` of `calc` over a patch of options.grid owned points (each launch with its
 // own T_launch). No exchange (no faces) or no interior: whole.

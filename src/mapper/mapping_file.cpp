@@ -38,7 +38,9 @@ std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t hash = 0xcbf29ce4842
   return hash;
 }
 
-std::string hex16(std::uint64_t hash) { return fmt::format("{:016x}", hash); }
+std::string hex16(std::uint64_t hash) {
+  return fmt::format("{:016x}", hash);
+}
 
 // --- diagnostics --------------------------------------------------------------------------
 
@@ -127,7 +129,8 @@ double number(const File& file, const YAML::Node& node, const std::string& what)
 // A list, or one value standing for a list of one (`stores: phirhs`).
 std::vector<YAML::Node> items(const File& file, const YAML::Node& node, const std::string& what) {
   std::vector<YAML::Node> out;
-  if (node.IsScalar()) out.push_back(node);
+  if (node.IsScalar())
+    out.push_back(node);
   else if (node.IsSequence())
     for (const YAML::Node& n : node) out.push_back(n);
   else if (!node.IsNull())
@@ -150,8 +153,7 @@ struct Where {
 
 calc::KernelMapping parse_kernel(const File& file, const calc::Calculation& c, const YAML::Node& k,
                                  int index, std::map<std::pair<int, int>, Where>& made) {
-  if (!k.IsMap())
-    fail(file, k, "a kernel is a map: stage, stores, temporaries, block, buffering");
+  if (!k.IsMap()) fail(file, k, "a kernel is a map: stage, stores, temporaries, block, buffering");
   static const std::vector<std::string> keys = {"stage", "stores", "temporaries", "block",
                                                 "buffering"};
   std::map<std::string, YAML::Node> given;
@@ -184,8 +186,9 @@ calc::KernelMapping parse_kernel(const File& file, const calc::Calculation& c, c
   };
 
   if (!given.count("stores"))
-    fail(file, k, "a kernel needs 'stores': the grid functions it stores, e.g. stores: [" +
-                      join(stored_names(km.stage)) + "]");
+    fail(file, k,
+         "a kernel needs 'stores': the grid functions it stores, e.g. stores: [" +
+             join(stored_names(km.stage)) + "]");
   for (const YAML::Node& n : items(file, given["stores"], "stores")) {
     const std::string name = scalar(file, n, "a store");
     const int g = c.find_grid_function(name);
@@ -208,10 +211,11 @@ calc::KernelMapping parse_kernel(const File& file, const calc::Calculation& c, c
     }
     auto [it, fresh] = made.try_emplace({km.stage, store}, Where{index, n.Mark()});
     if (!fresh)
-      fail(file, n,
-           fmt::format("'{}' is stored twice: kernel {} already stores it", name, it->second.kernel),
-           {edl::Note{loc_of(file, it->second.mark, static_cast<int>(name.size())),
-                      "first stored here"}});
+      fail(
+          file, n,
+          fmt::format("'{}' is stored twice: kernel {} already stores it", name, it->second.kernel),
+          {edl::Note{loc_of(file, it->second.mark, static_cast<int>(name.size())),
+                     "first stored here"}});
     km.stores.push_back(store);
   }
 
@@ -299,15 +303,13 @@ MappingFileEntry parse_calculation(const File& file, const calc::Calculation& c,
     else
       unknown_key(file, kv.first, "in calculation '" + c.name + "'", keys);
   }
-  if (!kernels)
-    fail(file, key, "calculation '" + c.name + "' needs 'kernels': a list of kernels");
+  if (!kernels) fail(file, key, "calculation '" + c.name + "' needs 'kernels': a list of kernels");
   if (!kernels.IsSequence())
     fail(file, kernels, "kernels is a list, each item a map: - stores: [...]");
   std::vector<YAML::Mark> marks;
   std::map<std::pair<int, int>, Where> made;
   for (const YAML::Node& k : kernels) {
-    entry.mapping.kernels.push_back(
-        parse_kernel(file, c, k, static_cast<int>(marks.size()), made));
+    entry.mapping.kernels.push_back(parse_kernel(file, c, k, static_cast<int>(marks.size()), made));
     marks.push_back(k.Mark());
   }
   try {
@@ -316,8 +318,8 @@ MappingFileEntry parse_calculation(const File& file, const calc::Calculation& c,
     std::vector<edl::Note> notes;
     const int k = kernel_named(e.what());
     if (k >= 0 && k < static_cast<int>(marks.size()))
-      notes.push_back({loc_of(file, marks[static_cast<std::size_t>(k)]),
-                       fmt::format("kernel {} is here", k)});
+      notes.push_back(
+          {loc_of(file, marks[static_cast<std::size_t>(k)]), fmt::format("kernel {} is here", k)});
     fail(file, key, e.what(), notes);
   }
   if (!entry.hash.empty()) {
@@ -357,8 +359,8 @@ void write_atomically(const fs::path& path, const std::string& bytes) {
   char host[256] = "host";
   gethostname(host, sizeof host - 1);
   host[sizeof host - 1] = '\0';
-  const std::string tmp = fmt::format("{}.tmp.{}.{}.{}", path.string(), host,
-                                      static_cast<long>(getpid()), counter++);
+  const std::string tmp =
+      fmt::format("{}.tmp.{}.{}.{}", path.string(), host, static_cast<long>(getpid()), counter++);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -391,9 +393,9 @@ std::string calculation_hash(const calc::Calculation& c) {
     t += fmt::format("g {} {} {}\n", g.name, calc::to_string(g.role), g.evolves);
   for (std::size_t id = 0; id < c.dag.size(); ++id) {
     const calc::Node& n = c.dag.node(static_cast<calc::NodeId>(id));
-    t += fmt::format("n {} {} {} {} {} {} {} {:x}", static_cast<int>(n.op),
-                     static_cast<int>(n.fn), n.uniform ? 1 : 0, n.index, n.offset[0], n.offset[1],
-                     n.offset[2], bits(n.value));
+    t += fmt::format("n {} {} {} {} {} {} {} {:x}", static_cast<int>(n.op), static_cast<int>(n.fn),
+                     n.uniform ? 1 : 0, n.index, n.offset[0], n.offset[1], n.offset[2],
+                     bits(n.value));
     for (calc::NodeId k : n.kids) t += fmt::format(" k{}", k);
     for (double w : n.weights) t += fmt::format(" w{:x}", bits(w));
     t += '\n';
@@ -485,7 +487,8 @@ MappingFile parse_mapping_file(const std::string& text, const std::string& filen
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();
     const YAML::Node& value = kv.second;
-    if (key == "device") result.device = scalar(file, value, "device");
+    if (key == "device")
+      result.device = scalar(file, value, "device");
     else if (key == "grid") {
       const std::vector<YAML::Node> axes = items(file, value, "grid");
       if (axes.size() != 3) fail(file, value, "grid is three sizes, e.g. [256, 256, 256]");

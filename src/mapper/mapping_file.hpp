@@ -42,10 +42,10 @@ struct MappingFileEntry {
 };
 
 struct MappingFile {
-  std::string device;                 // informational
-  std::array<long, 3> grid{0, 0, 0};  // informational; zeros when not given
+  std::string device;                    // informational
+  std::array<long, 3> grid{0, 0, 0};     // informational; zeros when not given
   std::vector<MappingFileEntry> entries; // in file order; calculations the file omits are absent
-  std::vector<std::string> warnings;  // rendered diagnostics (a hash mismatch, ...)
+  std::vector<std::string> warnings;     // rendered diagnostics (a hash mismatch, ...)
 };
 
 // A mapping file that does not read or does not fit the program. what() is the full
@@ -104,8 +104,7 @@ public:
   // parse, does not fit `calc`, or was written for another calculation, device or grid class.
   // Never throws.
   std::optional<calc::Mapping> lookup(const calc::Program& program, const calc::Calculation& calc,
-                                      const model::Device& device,
-                                      const std::array<long, 3>& grid,
+                                      const model::Device& device, const std::array<long, 3>& grid,
                                       const std::string& method) const;
 
   // Writes the mapping under its key, replacing any earlier one. Throws calc::MappingError

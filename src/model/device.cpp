@@ -37,8 +37,7 @@ const std::vector<Quantity>& quantities() {
       {"readonly_latency", "cycles", "L_c", "load hitting the read-only / L1 cache",
        &Device::readonly_latency, true},
       {"fp_latency", "cycles", "L_f", "dependent FP64 operation", &Device::fp_latency, true},
-      {"readonly_line", "bytes", "LS_c", "read-only / L1 cache line", &Device::readonly_line,
-       true},
+      {"readonly_line", "bytes", "LS_c", "read-only / L1 cache line", &Device::readonly_line, true},
       {"l2_line", "bytes", "LS_L2", "L2 access granule", &Device::l2_line, true},
       {"registers_per_sm", "registers", "K_reg", "32-bit registers per SM",
        &Device::registers_per_sm, true},
@@ -46,9 +45,8 @@ const std::vector<Quantity>& quantities() {
        &Device::shared_memory_per_sm, true},
       {"readonly_cache_per_sm", "bytes", "K_roc", "read-only / L1 data cache per SM",
        &Device::readonly_cache_per_sm, true},
-      {"unified_l1_shared_per_sm", "bytes", "",
-       "one array for L1 and shared memory (0: separate)", &Device::unified_l1_shared_per_sm,
-       true},
+      {"unified_l1_shared_per_sm", "bytes", "", "one array for L1 and shared memory (0: separate)",
+       &Device::unified_l1_shared_per_sm, true},
       {"l2_size", "bytes", "K_L2", "L2 cache", &Device::l2_size, true},
       {"max_threads_per_block", "threads", "", "", &Device::max_threads_per_block, true},
       {"max_threads_per_sm", "threads", "", "", &Device::max_threads_per_sm, true},
@@ -64,8 +62,8 @@ const std::vector<Quantity>& quantities() {
        &Device::global_loads_cached_in_l1, true},
       {"launch_overhead", "us", "T_launch", "an empty kernel's launch to completion",
        &Device::launch_overhead, true},
-      {"fp64_rate", "instructions/cycle/SM", "theta_fp", "FP64 add, mul, fma",
-       &Device::fp64_rate, true},
+      {"fp64_rate", "instructions/cycle/SM", "theta_fp", "FP64 add, mul, fma", &Device::fp64_rate,
+       true},
       {"fp64_div_rate", "instructions/cycle/SM", "theta_div", "whole FP64 divisions",
        &Device::fp64_div_rate, true},
       {"fp64_sqrt_rate", "instructions/cycle/SM", "theta_sqrt", "whole FP64 square roots",
@@ -80,8 +78,7 @@ const std::vector<Quantity>& quantities() {
        &Device::parallel_l2, true},
       {"parallel_shared", "count", "lambda_s", "shared accesses in flight per thread",
        &Device::parallel_shared, true},
-      {"parallel_barrier", "count", "lambda_b", "barrier overlap", &Device::parallel_barrier,
-       true},
+      {"parallel_barrier", "count", "lambda_b", "barrier overlap", &Device::parallel_barrier, true},
       {"parallel_readonly", "count", "lambda_c", "read-only accesses in flight per thread",
        &Device::parallel_readonly, true},
       {"parallel_fp", "count", "lambda_f", "FP operations in flight per thread",
@@ -142,24 +139,29 @@ Device parse_device(const std::string& yaml_text, const std::string& file_name) 
   } catch (const YAML::ParserException& e) {
     fail(file, e.mark, "not valid YAML: " + e.msg);
   }
-  if (!root.IsMap()) fail(file, root.Mark(), "a device description is a map: name, kind, quantities");
+  if (!root.IsMap())
+    fail(file, root.Mark(), "a device description is a map: name, kind, quantities");
 
   Device d;
   std::set<std::string> seen;
   for (const auto& entry : root) {
     const std::string key = entry.first.Scalar();
     const YAML::Node& value = entry.second;
-    if (key == "name") d.name = scalar(file, value, "name");
+    if (key == "name")
+      d.name = scalar(file, value, "name");
     else if (key == "kind") {
       d.kind = scalar(file, value, "kind");
       if (d.kind != "gpu" && d.kind != "cpu")
         fail(file, value.Mark(), "kind is \"gpu\" or \"cpu\", not \"" + d.kind + "\"");
-    } else if (key == "arch") d.arch = scalar(file, value, "arch");
+    } else if (key == "arch")
+      d.arch = scalar(file, value, "arch");
     else if (key == "match") {
-      if (!value.IsSequence()) fail(file, value.Mark(), "match is a list of device-name substrings");
+      if (!value.IsSequence())
+        fail(file, value.Mark(), "match is a list of device-name substrings");
       for (const auto& m : value) d.match.push_back(scalar(file, m, "a match entry"));
     } else if (key == "quantities") {
-      if (!value.IsMap()) fail(file, value.Mark(), "quantities is a map of name: {value, unit, source}");
+      if (!value.IsMap())
+        fail(file, value.Mark(), "quantities is a map of name: {value, unit, source}");
       for (const auto& q : value) {
         const std::string name = q.first.Scalar();
         const Quantity* quantity = find_quantity(name);
@@ -195,7 +197,8 @@ Device parse_device(const std::string& yaml_text, const std::string& file_name) 
         d.sources[name] = source;
       }
     } else {
-      const std::string near = edl::nearest_name(key, {"name", "kind", "arch", "match", "quantities"});
+      const std::string near =
+          edl::nearest_name(key, {"name", "kind", "arch", "match", "quantities"});
       fail(file, entry.first.Mark(),
            "unknown key '" + key + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
     }
@@ -203,8 +206,7 @@ Device parse_device(const std::string& yaml_text, const std::string& file_name) 
   if (d.name.empty()) fail(file, root.Mark(), "the description has no name");
   std::vector<std::string> missing;
   for (const Quantity& q : quantities())
-    if (!q.optional && q.gpu == (d.kind == "gpu") && !seen.count(q.name))
-      missing.push_back(q.name);
+    if (!q.optional && q.gpu == (d.kind == "gpu") && !seen.count(q.name)) missing.push_back(q.name);
   if (d.kind == "cpu" && !seen.count("dram_bandwidth")) missing.push_back("dram_bandwidth");
   if (!missing.empty()) {
     std::string list;

@@ -16,64 +16,64 @@
 namespace saguaro::model {
 
 struct Device {
-  std::string name;         // "NVIDIA H100 80GB HBM3"
-  std::string kind = "gpu"; // "gpu" or "cpu"
-  std::string arch;         // "sm_90" (GPUs); "" when not known
+  std::string name;               // "NVIDIA H100 80GB HBM3"
+  std::string kind = "gpu";       // "gpu" or "cpu"
+  std::string arch;               // "sm_90" (GPUs); "" when not known
   std::vector<std::string> match; // substrings of driver device names this describes
 
   // --- GPU hardware (Table IIIa) -----------------------------------------------------------
-  double sm_count = 0;             // N_SM [count]
-  double clock_ghz = 0;            // SM clock the cycle counts refer to [GHz]
-  double dram_bandwidth = 0;       // W_GM, achievable DRAM bandwidth, read+write [GB/s]
-  double l2_bandwidth = 0;         // W_L2, achievable L2 -> SM bandwidth [GB/s]
-  double dram_latency = 0;         // L_g, global load missing L2 [cycles]
-  double l2_latency = 0;           // L_L2, global load hitting L2 [cycles]
-  double shared_latency = 0;       // L_s, shared-memory load [cycles]
-  double barrier_latency = 0;      // L_b, __syncthreads of a full block [cycles]
-  double readonly_latency = 0;     // L_c, load hitting the read-only / L1 cache [cycles]
-  double fp_latency = 0;           // L_f, dependent FP64 add/mul/fma [cycles]
-  double readonly_line = 0;        // LS_c, read-only / L1 cache line [bytes]
-  double l2_line = 0;              // LS_L2, L2 access granule (sector) [bytes]
-  double registers_per_sm = 0;     // K_reg, 32-bit registers per SM [registers]
-  double shared_memory_per_sm = 0; // K_smem, shared memory per SM [bytes]
-  double readonly_cache_per_sm = 0; // K_roc, read-only / L1 data cache per SM [bytes];
-                                   // with unified_l1_shared_per_sm, what is left of the unified
-                                   // array once resident blocks' shared memory is carved out
+  double sm_count = 0;                 // N_SM [count]
+  double clock_ghz = 0;                // SM clock the cycle counts refer to [GHz]
+  double dram_bandwidth = 0;           // W_GM, achievable DRAM bandwidth, read+write [GB/s]
+  double l2_bandwidth = 0;             // W_L2, achievable L2 -> SM bandwidth [GB/s]
+  double dram_latency = 0;             // L_g, global load missing L2 [cycles]
+  double l2_latency = 0;               // L_L2, global load hitting L2 [cycles]
+  double shared_latency = 0;           // L_s, shared-memory load [cycles]
+  double barrier_latency = 0;          // L_b, __syncthreads of a full block [cycles]
+  double readonly_latency = 0;         // L_c, load hitting the read-only / L1 cache [cycles]
+  double fp_latency = 0;               // L_f, dependent FP64 add/mul/fma [cycles]
+  double readonly_line = 0;            // LS_c, read-only / L1 cache line [bytes]
+  double l2_line = 0;                  // LS_L2, L2 access granule (sector) [bytes]
+  double registers_per_sm = 0;         // K_reg, 32-bit registers per SM [registers]
+  double shared_memory_per_sm = 0;     // K_smem, shared memory per SM [bytes]
+  double readonly_cache_per_sm = 0;    // K_roc, read-only / L1 data cache per SM [bytes];
+                                       // with unified_l1_shared_per_sm, what is left of the unified
+                                       // array once resident blocks' shared memory is carved out
   double unified_l1_shared_per_sm = 0; // one array for L1 and shared memory [bytes]; 0: separate
-  double l2_size = 0;              // K_L2 [bytes]
-  double max_threads_per_block = 0;   // [threads]
-  double max_threads_per_sm = 0;      // [threads]
-  double max_blocks_per_sm = 0;       // [blocks]
+  double l2_size = 0;                  // K_L2 [bytes]
+  double max_threads_per_block = 0;    // [threads]
+  double max_threads_per_sm = 0;       // [threads]
+  double max_blocks_per_sm = 0;        // [blocks]
   double max_registers_per_thread = 0; // [registers]
-  double shared_memory_per_block = 0; // the most one block may use (opt-in) [bytes]
+  double shared_memory_per_block = 0;  // the most one block may use (opt-in) [bytes]
   double register_allocation_unit = 0; // registers are given to warps in units of [registers]
-  double warp_size = 0;               // [threads]
+  double warp_size = 0;                // [threads]
   double global_loads_cached_in_l1 = 0; // 1: plain global loads (strategy u) go through L1
-                                      // like __ldg (compute capability >= 7.0); 0: L2 only
-                                      // (Kepler, the paper's GPU) [flag]
-  double launch_overhead = 0;      // T_launch, an empty kernel's launch to completion [us]
+                                        // like __ldg (compute capability >= 7.0); 0: L2 only
+                                        // (Kepler, the paper's GPU) [flag]
+  double launch_overhead = 0;           // T_launch, an empty kernel's launch to completion [us]
 
   // Instruction issue rates per SM (Chemora's theta_c) [instructions/cycle/SM].
-  double fp64_rate = 0;           // add, mul, fma
-  double fp64_div_rate = 0;       // a whole double division (a Newton sequence)
-  double fp64_sqrt_rate = 0;      // a whole double square root
-  double fp64_special_rate = 0;   // a whole sin/cos/exp/log/pow
-  double load_store_rate = 0;     // global/shared load and store instructions
+  double fp64_rate = 0;         // add, mul, fma
+  double fp64_div_rate = 0;     // a whole double division (a Newton sequence)
+  double fp64_sqrt_rate = 0;    // a whole double square root
+  double fp64_special_rate = 0; // a whole sin/cos/exp/log/pow
+  double load_store_rate = 0;   // global/shared load and store instructions
 
   // --- software parameters (Table IIIb): estimates, not measurements ---------------------------
-  double parallel_global = 0;   // lambda_g: global accesses in flight per thread [count]
-  double parallel_l2 = 0;       // lambda_L2 (used in Table IVc, not listed in IIIb) [count]
-  double parallel_shared = 0;   // lambda_s [count]
-  double parallel_barrier = 0;  // lambda_b [count]
-  double parallel_readonly = 0; // lambda_c [count]
-  double parallel_fp = 0;       // lambda_f [count]
+  double parallel_global = 0;    // lambda_g: global accesses in flight per thread [count]
+  double parallel_l2 = 0;        // lambda_L2 (used in Table IVc, not listed in IIIb) [count]
+  double parallel_shared = 0;    // lambda_s [count]
+  double parallel_barrier = 0;   // lambda_b [count]
+  double parallel_readonly = 0;  // lambda_c [count]
+  double parallel_fp = 0;        // lambda_f [count]
   double iteration_overhead = 0; // L_m, per iteration per thread block [cycles]
-  double beta = 0;              // beta of eq. 1, non-interference of data and latency [1]
-  double chemora_overlap = 0;   // Chemora's 0.35: the share of the non-maximal parts added [1]
+  double beta = 0;               // beta of eq. 1, non-interference of data and latency [1]
+  double chemora_overlap = 0;    // Chemora's 0.35: the share of the non-maximal parts added [1]
 
   // --- CPU (kind "cpu": the CPU backend's roofline) ----------------------------------------
-  double cores = 0;         // [count]
-  double fp64_peak = 0;     // achievable FP64 rate of all cores [GFLOP/s]
+  double cores = 0;     // [count]
+  double fp64_peak = 0; // achievable FP64 rate of all cores [GFLOP/s]
   // dram_bandwidth above is the achievable host memory bandwidth (triad) [GB/s]
 
   // --- interconnect (either kind; optional: 0 = not described) -----------------------------

@@ -28,10 +28,14 @@ StencilShape stencil_shape(const std::vector<calc::Offset>& offsets, int iterati
     emin = std::min(emin, o[e]);
     emax = std::max(emax, o[e]);
     const bool on_x = o[0] != 0, on_f = o[f] != 0, on_e = o[e] != 0;
-    if (on_x && !on_e && !on_f) ++s.r_x;
-    else if (!on_e && on_f) ++s.r_f;
-    else if (on_e && !on_x && !on_f) ++s.r_e;
-    else if (on_e) ++s.r_o;
+    if (on_x && !on_e && !on_f)
+      ++s.r_x;
+    else if (!on_e && on_f)
+      ++s.r_f;
+    else if (on_e && !on_x && !on_f)
+      ++s.r_e;
+    else if (on_e)
+      ++s.r_o;
   }
   s.s_xn = -xmin;
   s.s_xp = xmax;
@@ -72,8 +76,8 @@ KernelProfile profile_kernel(const calc::Calculation& calc, const calc::KernelMa
     p.inputs.push_back(std::move(input));
   }
   for (calc::NodeId t : plan.temporaries_in) // read at the point only, unbuffered
-    p.inputs.push_back({-1, fmt::format("tmp{}", t), {calc::Offset{0, 0, 0}},
-                        Buffering::Unbuffered, false});
+    p.inputs.push_back(
+        {-1, fmt::format("tmp{}", t), {calc::Offset{0, 0, 0}}, Buffering::Unbuffered, false});
   for (KernelProfile::Input& input : p.inputs) {
     for (int e : {1, 2}) input.shapes[std::size_t(e)] = stencil_shape(input.offsets, e);
     input.shaped = true;
@@ -96,7 +100,9 @@ std::vector<KernelProfile> profile_mapping(const calc::Calculation& calc,
   return out;
 }
 
-const char* to_string(Combination c) { return c == Combination::Hu ? "hu" : "chemora"; }
+const char* to_string(Combination c) {
+  return c == Combination::Hu ? "hu" : "chemora";
+}
 
 double Prediction::seconds(double points, Combination c) const {
   const double per_point = c == Combination::Hu ? T_hu : T_chemora;
@@ -110,7 +116,8 @@ double Prediction::seconds(const LaunchGeometry& g, Combination c) const {
 
 double launch_seconds(const Device& d, const LaunchGeometry& g, double cycles_per_point) {
   const double seconds_per_cycle = d.clock_ghz > 0 ? 1e-9 / d.clock_ghz : 0;
-  return d.launch_overhead * 1e-6 + g.rounds * g.points_per_block * cycles_per_point * seconds_per_cycle;
+  return d.launch_overhead * 1e-6 +
+         g.rounds * g.points_per_block * cycles_per_point * seconds_per_cycle;
 }
 
 bool describes_interconnect(const Device& d) {
@@ -151,12 +158,18 @@ namespace {
 
 // The paper's round-to-line operators: ceil(a)^<C> = ceil(a / LS) LS, and the "+" form that
 // charges half a line more for a row that need not start on a line boundary.
-double round_line(double a, double line) { return std::ceil(a / line) * line; }
-double round_line_plus(double a, double line) { return std::ceil(a / line + 0.5) * line; }
+double round_line(double a, double line) {
+  return std::ceil(a / line) * line;
+}
+double round_line_plus(double a, double line) {
+  return std::ceil(a / line + 0.5) * line;
+}
 
 // sqrt of a supply-and-demand ratio for the capacity-miss terms (1 - sqrt(R)): the paper has
 // capacity misses only when R < 1, so the ratio is capped at 1 (no negative misses).
-double sqrt_supply(double r) { return std::sqrt(std::clamp(r, 0.0, 1.0)); }
+double sqrt_supply(double r) {
+  return std::sqrt(std::clamp(r, 0.0, 1.0));
+}
 
 } // namespace
 
@@ -286,8 +299,8 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
   for (const In& in : U) p.D_L2_u += in.s.offsets * alpha; // (1 + r_i) alpha: one per offset
   for (const In& in : R) p.D_L2_r += (1 + in.s.s_e / tee) * alpha;
   for (const In& in : B)
-    p.D_L2_b += round_line_plus(in.s.s_x + tx, LS_L2) * (in.s.s_f + tf) * (in.s.s_e + tee) /
-                (plane * tee);
+    p.D_L2_b +=
+        round_line_plus(in.s.s_x + tx, LS_L2) * (in.s.s_f + tf) * (in.s.s_e + tee) / (plane * tee);
   for (const In& in : P)
     p.D_L2_p += alpha * (in.s.r_o + 1 + in.s.s_e / tee + in.s.s_f / tf) +
                 (round_line(in.s.s_xn, LS_L2) + round_line(in.s.s_xp, LS_L2)) / tx;
@@ -315,8 +328,8 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
     // them. (Without this, a search exploits the step: many inputs in c look best.)
     p.M_L2_c += round_line_plus(in.s.s_x + tx, LS_c) *
                 (p.R_SND_RO > 1 ? tf + in.s.s_f
-                                : std::max(tf + in.s.s_f, (1 + in.s.s_f) * tf *
-                                                               (1 - sqrt_supply(p.R_SND_RO))));
+                                : std::max(tf + in.s.s_f,
+                                           (1 + in.s.s_f) * tf * (1 - sqrt_supply(p.R_SND_RO))));
   const double l2_demand = d.sm_count * (p.M_L2_u + p.M_L2_r + p.M_L2_bp + p.M_L2_c);
   p.R_SND_L2 = l2_demand > 0 ? d.K_L2() / l2_demand : inf;
   const double l2_miss = 1 - sqrt_supply(p.R_SND_L2);
@@ -344,11 +357,10 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
   // The published T_lat line is garbled; n_fp L_f enters as N_f = ceil(n_fp / lambda_f),
   // like every other term (lambda_f is listed in Table IIIb for this).
   p.N_f = std::ceil(double(n_fp) / d.parallel_fp);
-  p.latency_per_block =
-      (p.N_g * d.dram_latency + p.N_L2 * d.l2_latency + p.N_s * d.shared_latency +
-       p.N_b * d.barrier_latency + p.N_c * d.readonly_latency + p.N_f * d.fp_latency +
-       d.iteration_overhead) /
-      plane;
+  p.latency_per_block = (p.N_g * d.dram_latency + p.N_L2 * d.l2_latency + p.N_s * d.shared_latency +
+                         p.N_b * d.barrier_latency + p.N_c * d.readonly_latency +
+                         p.N_f * d.fp_latency + d.iteration_overhead) /
+                        plane;
   // Beyond the paper: resident blocks hide each other's latency; with one block per SM this
   // is the paper's T_lat.
   p.T_lat = p.latency_per_block / resident;
@@ -363,8 +375,8 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
     load_store += in.s.offsets + round_line_plus(in.s.s_x + tx, 1) * (in.s.s_f + tf) *
                                      (in.s.s_e + tee) / (plane * tee) * 2; // fill: load + store
   for (const In& in : P)
-    load_store += in.s.r_o + 1 + in.s.s_e / tee + in.s.r_x + in.s.r_f + (in.s.s_x + tx) *
-                                                                           (in.s.s_f + tf) / plane;
+    load_store += in.s.r_o + 1 + in.s.s_e / tee + in.s.r_x + in.s.r_f +
+                  (in.s.s_x + tx) * (in.s.s_f + tf) / plane;
   // A fused multiply-add is one instruction for an add and a mul.
   const double fp = double(fl.add + fl.mul - fl.fma + fl.other);
   p.s_i = fp / d.fp64_rate + fl.div / d.fp64_div_rate + fl.sqrt / d.fp64_sqrt_rate +
@@ -376,7 +388,8 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
   p.T_data = std::max(p.T_L2, p.T_GM);
   // Beyond the paper: eq. 1 has no issue term, but no kernel runs faster than its
   // instructions issue (Chemora's s_i), so s_i bounds it from below.
-  p.T_hu = std::max(p.s_i, d.beta * std::max(p.T_data, p.T_lat) + (1 - d.beta) * (p.T_data + p.T_lat) / 2);
+  p.T_hu = std::max(p.s_i,
+                    d.beta * std::max(p.T_data, p.T_lat) + (1 - d.beta) * (p.T_data + p.T_lat) / 2);
   const double parts[] = {p.T_data, p.T_lat, p.s_i};
   const double biggest = *std::max_element(std::begin(parts), std::end(parts));
   p.T_chemora = biggest + d.chemora_overlap * (p.T_data + p.T_lat + p.s_i - biggest);
@@ -386,9 +399,10 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
 
   const std::pair<double, const char*> named[] = {
       {p.T_GM, "DRAM"}, {p.T_L2, "L2"}, {p.T_lat, "latency"}, {p.s_i, "issue"}};
-  p.limiter = std::max_element(std::begin(named), std::end(named),
-                               [](const auto& a, const auto& b) { return a.first < b.first; })
-                  ->second;
+  p.limiter =
+      std::max_element(std::begin(named), std::end(named), [](const auto& a, const auto& b) {
+        return a.first < b.first;
+      })->second;
   return p;
 }
 
@@ -402,8 +416,8 @@ double lower_bound(const KernelProfile& kernel, const Device& d) {
   const double moved = u.alpha * (n + stores); // elements per point, L2 and DRAM alike
   const double T_data = std::max(moved / d.W_L2(), moved / d.W_GM());
   const double latency = std::ceil(moved / d.parallel_global) * d.dram_latency +
-                         std::ceil(moved / d.parallel_l2) * d.l2_latency +
-                         u.N_f * d.fp_latency + d.iteration_overhead;
+                         std::ceil(moved / d.parallel_l2) * d.l2_latency + u.N_f * d.fp_latency +
+                         d.iteration_overhead;
   const double T_lat = latency / plane / std::max(1, u.blocks_per_sm);
   const calc::FlopCounts& fl = kernel.flops;
   const double fp = double(fl.add + fl.mul - fl.fma + fl.other);

@@ -49,9 +49,9 @@ struct KernelProfile {
   };
   std::string description; // the kernel's mapping in short form
   calc::BlockConfig block;
-  std::vector<Input> inputs;  // grid functions then temporaries read
-  int stores = 0;             // n_gf^st: grid functions and temporaries written
-  calc::FlopCounts flops;     // n_fp by class
+  std::vector<Input> inputs;      // grid functions then temporaries read
+  int stores = 0;                 // n_gf^st: grid functions and temporaries written
+  calc::FlopCounts flops;         // n_fp by class
   int intermediate_registers = 0; // n_reg^inter (elements), estimated from the DAG (below)
   std::array<int, 3> extent_lo{0, 0, 0}, extent_hi{0, 0, 0}; // its stage's extents
 };
@@ -95,9 +95,9 @@ std::vector<KernelProfile> profile_mapping(const calc::Calculation& calc,
 
 // What ptxas reported for the compiled kernel.
 struct CompiledResources {
-  int registers = -1;          // per thread; -1: not compiled, the model estimates
-  int spill_bytes = 0;         // spill stores + loads, per thread
-  double shared_bytes = -1;    // per block, static + dynamic; -1: the model's M_smem
+  int registers = -1;       // per thread; -1: not compiled, the model estimates
+  int spill_bytes = 0;      // spill stores + loads, per thread
+  double shared_bytes = -1; // per block, static + dynamic; -1: the model's M_smem
 };
 
 enum class Combination {
@@ -150,13 +150,13 @@ struct Prediction {
   double N_g = 0, N_L2 = 0, N_s = 0, N_b = 0, N_c = 0, N_f = 0;
   double latency_per_block = 0; // (sum N L + L_m) / (t_x t_f): the paper's T_lat [cycles/pt]
   // Table IVd: resources, and the occupancy they allow.
-  double M_reg = 0;  // registers of one block [elements]
-  double M_smem = 0; // shared memory of one block [elements], Table IVd (rolling b tiles)
+  double M_reg = 0;        // registers of one block [elements]
+  double M_smem = 0;       // shared memory of one block [elements], Table IVd (rolling b tiles)
   double shared_bytes = 0; // what the block really allocates: the generated code's tiles, or
                            // ptxas's figure; it decides fit and occupancy
   int registers_per_thread = 0;
   bool registers_from_ptxas = false;
-  int spill_bytes = 0;         // ptxas's, or the estimate's beyond the register cap
+  int spill_bytes = 0; // ptxas's, or the estimate's beyond the register cap
   int blocks_per_sm = 0;
   double occupancy = 0;        // resident warps / the SM's maximum
   std::string occupancy_limit; // "registers", "shared memory", "threads", "blocks"
@@ -164,8 +164,8 @@ struct Prediction {
 
   // Times [cycles per grid point per SM].
   double T_L2 = 0, T_GM = 0, T_data = 0; // eq. 2
-  double T_lat = 0;  // latency_per_block / blocks_per_sm: resident blocks overlap
-  double s_i = 0;    // Chemora's issue time
+  double T_lat = 0;     // latency_per_block / blocks_per_sm: resident blocks overlap
+  double s_i = 0;       // Chemora's issue time
   double T_hu = 0;      // eq. 1 without T_launch (at least s_i)
   double T_chemora = 0; // Chemora's formula without T_launch
   double T_launch = 0;  // [seconds]

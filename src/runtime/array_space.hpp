@@ -56,8 +56,8 @@ public:
                      std::size_t n) = 0; // y = a y0 + b (y + dt r)
   virtual void accumulate(double* acc, const double* r, double w, bool first,
                           std::size_t n) = 0; // acc = w r (first) or acc += w r
-  virtual void rk4_final(double* y, const double* y0, const double* acc, const double* r,
-                         double c, std::size_t n) = 0; // y = y0 + c (acc + r)
+  virtual void rk4_final(double* y, const double* y0, const double* acc, const double* r, double c,
+                         std::size_t n) = 0; // y = y0 + c (acc + r)
 
   // Ghost exchange staging: the box of every array, one after the other, x fastest, to or
   // from a host buffer of fields.size() * box.volume() doubles.
@@ -122,8 +122,8 @@ public:
   // NewRad's Sommerfeld right-hand side from u.
   virtual void apply_flat(const OuterFaces& faces, double* field) = 0;
   virtual void apply_static_rhs(const OuterFaces& faces, double* rhs) = 0;
-  virtual void apply_radiative_rhs(const OuterFaces& faces, const double* u, double* rhs,
-                                   double u0, double v0) = 0;
+  virtual void apply_radiative_rhs(const OuterFaces& faces, const double* u, double* rhs, double u0,
+                                   double v0) = 0;
 
 private:
   std::vector<std::chrono::steady_clock::time_point> marks_; // the default mark()'s

@@ -27,8 +27,8 @@ std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options);
 // Cache: options.cache_dir, else $XDG_CACHE_HOME/saguaro, else $HOME/.cache/saguaro. The key
 // is an FNV-1a hash of the source (so of the mappings), the flags and the compiler's identity
 // (its --version and what -march=native resolves to); files <key>.so (the object) and <key>.cpp
-// (its source, for people to read). Concurrent processes (MPI ranks) serialise on an flock of <key>.lock; the
-// object is compiled under a temporary name and renamed into place.
+// (its source, for people to read). Concurrent processes (MPI ranks) serialise on an flock of
+// <key>.lock; the object is compiled under a temporary name and renamed into place.
 class CpuBackend final : public Backend {
 public:
   explicit CpuBackend(BackendOptions options = {});

@@ -90,8 +90,8 @@ SAGUARO_HOST_DEVICE inline double radiative_derivative(const OuterFaces& f, cons
 
 // Radiative (Sommerfeld, as Cactus NewRad) right-hand side at an outer point:
 //   rhs = -v0 (x^i / r) d_i u - v0 (u - u0) / r,   0 at the origin (singular there).
-SAGUARO_HOST_DEVICE inline double radiative_rhs(const OuterFaces& f, const double* u, int i,
-                                                int j, int k, double u0, double v0) {
+SAGUARO_HOST_DEVICE inline double radiative_rhs(const OuterFaces& f, const double* u, int i, int j,
+                                                int k, double u0, double v0) {
   const int q[3] = {i, j, k};
   double x[3];
   double r2 = 0;

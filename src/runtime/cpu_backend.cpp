@@ -55,8 +55,8 @@ public:
   // `temporaries`: how many scratch arrays its mapping's kernels use.
   NativeCalculation(std::shared_ptr<Library> lib, codegen::CpuKernel kernel,
                     detail::CallShape shape, RegionTimings timing, std::size_t temporaries)
-      : lib_(std::move(lib)), kernel_(kernel), shape_(std::move(shape)),
-        timing_(std::move(timing)), temporaries_(temporaries, nullptr) {}
+      : lib_(std::move(lib)), kernel_(kernel), shape_(std::move(shape)), timing_(std::move(timing)),
+        temporaries_(temporaries, nullptr) {}
 
   ~NativeCalculation() override {
     for (double* t : temporaries_) host_space().release(t);
@@ -89,14 +89,15 @@ public:
     // The last stage's region: what the roofline prices (earlier stages' extents are a
     // surface term it leaves out).
     timing.points = double(args.hi[0] - args.lo[0]) * double(args.hi[1] - args.lo[1]) *
-                      double(args.hi[2] - args.lo[2]);
+                    double(args.hi[2] - args.lo[2]);
   }
 
 private:
   // Scratch arrays of the patch's size, made again when it changes.
   void ensure_temporaries(const std::array<int, 3>& alloc) const {
     if (temporaries_.empty()) return;
-    const std::size_t volume = std::size_t(alloc[0]) * std::size_t(alloc[1]) * std::size_t(alloc[2]);
+    const std::size_t volume =
+        std::size_t(alloc[0]) * std::size_t(alloc[1]) * std::size_t(alloc[2]);
     if (volume == temporaries_volume_ && temporaries_.front() != nullptr) return;
     for (double*& t : temporaries_) {
       host_space().release(t);
@@ -110,7 +111,7 @@ private:
   std::shared_ptr<Library> lib_;
   codegen::CpuKernel kernel_;
   detail::CallShape shape_;
-  RegionTimings timing_; // shared with the backend's kernel_timings()
+  RegionTimings timing_;                     // shared with the backend's kernel_timings()
   mutable std::vector<double*> temporaries_; // calc::temporary_arrays order
   mutable std::size_t temporaries_volume_ = 0;
 };
@@ -276,8 +277,7 @@ CpuBackend::compile(const calc::Program& program, const std::vector<calc::Mappin
     const std::size_t temporaries =
         mappings.empty() ? 0 : calc::temporary_arrays(mappings[c]).size();
     out.push_back(std::make_unique<NativeCalculation>(
-        lib, kernel, detail::call_shape(program.calculations[c]), std::move(timing),
-        temporaries));
+        lib, kernel, detail::call_shape(program.calculations[c]), std::move(timing), temporaries));
   }
   return out;
 }

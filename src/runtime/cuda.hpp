@@ -28,11 +28,11 @@ bool available(std::string* why = nullptr);
 
 struct DeviceInfo {
   int ordinal = 0;
-  std::string name;       // "NVIDIA H100 80GB HBM3"
+  std::string name; // "NVIDIA H100 80GB HBM3"
   int cc_major = 0, cc_minor = 0;
   int multiprocessors = 0;
   std::size_t memory_bytes = 0;
-  int driver_version = 0; // cuDriverGetVersion, e.g. 13000
+  int driver_version = 0;   // cuDriverGetVersion, e.g. 13000
   std::string arch() const; // "sm_90"
 };
 // The device this process uses: ordinal (local MPI rank) % device count. Throws when none.
@@ -40,7 +40,7 @@ DeviceInfo device_info();
 
 // ptxas's report for one kernel (from NVRTC's log with -Xptxas=-v).
 struct PtxasReport {
-  int registers = -1; // per thread; -1 when unknown
+  int registers = -1;                    // per thread; -1 when unknown
   int spill_stores = 0, spill_loads = 0; // bytes
   int stack_bytes = 0;
   int shared_bytes = 0; // static shared memory
@@ -61,7 +61,7 @@ struct CompiledModule {
   std::string log;                            // NVRTC's log (ptxas -v report included)
   std::map<std::string, PtxasReport> kernels; // by kernel name
   bool from_cache = false;
-  std::string key;         // hash of source + options + arch + NVRTC version
+  std::string key;            // hash of source + options + arch + NVRTC version
   double compile_seconds = 0; // 0 when from the cache
 };
 

@@ -90,14 +90,17 @@ std::map<std::string, PtxasReport> parse_ptxas_log(const std::string& log) {
     if (current == nullptr) continue;
     if (line.find("bytes stack frame") != std::string::npos) {
       for (const std::string& piece : split_commas(line)) {
-        if (long v = number_before(piece, "bytes stack frame"); v >= 0) current->stack_bytes = int(v);
-        if (long v = number_before(piece, "bytes spill stores"); v >= 0) current->spill_stores = int(v);
-        if (long v = number_before(piece, "bytes spill loads"); v >= 0) current->spill_loads = int(v);
+        if (long v = number_before(piece, "bytes stack frame"); v >= 0)
+          current->stack_bytes = int(v);
+        if (long v = number_before(piece, "bytes spill stores"); v >= 0)
+          current->spill_stores = int(v);
+        if (long v = number_before(piece, "bytes spill loads"); v >= 0)
+          current->spill_loads = int(v);
       }
       continue;
     }
-    if (std::size_t at = line.find("Used "); at != std::string::npos &&
-                                             line.find("registers", at) != std::string::npos) {
+    if (std::size_t at = line.find("Used ");
+        at != std::string::npos && line.find("registers", at) != std::string::npos) {
       long regs = number_at(line, at + 5);
       if (regs >= 0) current->registers = int(regs);
       current->constant_bytes = 0;

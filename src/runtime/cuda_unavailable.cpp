@@ -12,31 +12,45 @@ namespace {
 
 const char* const kNoCuda = "this build has no CUDA (SAGUARO_WITH_CUDA)";
 
-[[noreturn]] void no_cuda() { throw std::runtime_error(kNoCuda); }
+[[noreturn]] void no_cuda() {
+  throw std::runtime_error(kNoCuda);
+}
 
 } // namespace
 
-bool built_with_cuda() { return false; }
+bool built_with_cuda() {
+  return false;
+}
 
 bool available(std::string* why) {
   if (why != nullptr) *why = kNoCuda;
   return false;
 }
 
-DeviceInfo device_info() { no_cuda(); }
+DeviceInfo device_info() {
+  no_cuda();
+}
 
 CompiledModule compile(const std::string&, const std::string&, const CompileOptions&) {
   no_cuda();
 }
 
-std::string nvrtc_version() { no_cuda(); }
+std::string nvrtc_version() {
+  no_cuda();
+}
 
-ArraySpace& device_space() { no_cuda(); }
+ArraySpace& device_space() {
+  no_cuda();
+}
 
-std::string support_source() { no_cuda(); }
+std::string support_source() {
+  no_cuda();
+}
 
 struct KernelModule::Loaded {};
-KernelModule::KernelModule(const std::string&, const CompileOptions&) { no_cuda(); }
+KernelModule::KernelModule(const std::string&, const CompileOptions&) {
+  no_cuda();
+}
 KernelModule::~KernelModule() = default;
 void KernelModule::launch(const std::string&, const std::array<unsigned, 3>&,
                           const std::array<unsigned, 3>&, void**) {
@@ -46,7 +60,9 @@ double KernelModule::time(const std::string&, const std::array<unsigned, 3>&,
                           const std::array<unsigned, 3>&, void**, int) {
   no_cuda();
 }
-const std::map<std::string, PtxasReport>& KernelModule::resources() const { no_cuda(); }
+const std::map<std::string, PtxasReport>& KernelModule::resources() const {
+  no_cuda();
+}
 
 } // namespace cuda
 

@@ -84,6 +84,8 @@ FileLock::FileLock(const fs::path& path, const std::string& who) {
   }
 }
 
-FileLock::~FileLock() { close(fd_); }
+FileLock::~FileLock() {
+  close(fd_);
+}
 
 } // namespace saguaro::runtime

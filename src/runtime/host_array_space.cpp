@@ -38,8 +38,10 @@ double* ArraySpace::allocate_message(std::size_t n, bool on_device) {
 }
 
 void ArraySpace::release_message(double* message, bool on_device) {
-  if (on_device) release(message);
-  else delete[] message;
+  if (on_device)
+    release(message);
+  else
+    delete[] message;
 }
 
 void ArraySpace::pack_message(const std::vector<const double*>& fields, const ArrayBox& box,
@@ -78,7 +80,9 @@ double ArraySpace::seconds(int from, int to) {
       .count();
 }
 
-void ArraySpace::clear_marks() { marks_.clear(); }
+void ArraySpace::clear_marks() {
+  marks_.clear();
+}
 
 namespace {
 

@@ -58,14 +58,14 @@ struct BackendOptions {
 // One generated GPU kernel: its resources as ptxas reported them, and its measured launches
 // (CUDA events); for the performance model and the prediction log.
 struct KernelTiming {
-  std::string name;            // the generated kernel's symbol
-  std::string mapping;         // its mapping in short form
-  int calculation = 0;         // calc::Program::calculations index
-  int kernel = 0;              // index into that calculation's Mapping::kernels
-  int registers = -1;          // per thread (-1: unknown)
+  std::string name;    // the generated kernel's symbol
+  std::string mapping; // its mapping in short form
+  int calculation = 0; // calc::Program::calculations index
+  int kernel = 0;      // index into that calculation's Mapping::kernels
+  int registers = -1;  // per thread (-1: unknown)
   int spill_stores = 0, spill_loads = 0, stack_bytes = 0; // bytes per thread
-  std::size_t shared_bytes = 0; // per block, static + dynamic
-  std::string region;          // KernelArgs::region of its launches (timed apart)
+  std::size_t shared_bytes = 0;                           // per block, static + dynamic
+  std::string region; // KernelArgs::region of its launches (timed apart)
   long launches = 0;
   double points = 0;           // grid points of the last launch (its region with extents)
   std::vector<double> seconds; // one sample per timed launch

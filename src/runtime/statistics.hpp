@@ -20,6 +20,8 @@ inline double quantile(std::vector<double> values, double q) {
 }
 
 // The median: the middle value, or the mean of the middle two.
-inline double median(std::vector<double> values) { return quantile(std::move(values), 0.5); }
+inline double median(std::vector<double> values) {
+  return quantile(std::move(values), 0.5);
+}
 
 } // namespace saguaro::runtime

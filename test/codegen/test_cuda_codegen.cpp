@@ -75,7 +75,9 @@ struct Example {
   std::string file;
   int fd_order;
 };
-void PrintTo(const Example& e, std::ostream* os) { *os << e.file << " at fd_order " << e.fd_order; }
+void PrintTo(const Example& e, std::ostream* os) {
+  *os << e.file << " at fd_order " << e.fd_order;
+}
 
 const calc::BlockConfig kBlocks[] = {
     {2, 8, 4, 3},  // iterate along z; partial blocks on every axis of the test patch
@@ -91,12 +93,11 @@ TEST_P(StrategiesMatchInterpreter, EveryStrategyAndBlockConfiguration) {
   auto reference = reference_backend->compile(program);
   int checked = 0;
   for (const calc::BlockConfig& block : kBlocks)
-    for (int variant = 0; variant <= 5; ++variant) { // u r b p c, then mixed
+    for (int variant = 0; variant <= 5; ++variant) {              // u r b p c, then mixed
       if (block.tx == 32 && variant > 0 && variant < 5) continue; // default block: u, mixed
       std::vector<calc::Mapping> mappings;
       for (const calc::Calculation& c : program.calculations)
-        mappings.push_back(
-            mapping_with(c, calc::kAllBufferings[variant % 5], block, variant == 5));
+        mappings.push_back(mapping_with(c, calc::kAllBufferings[variant % 5], block, variant == 5));
       const codegen::CudaModule module = codegen::generate_cuda(program, mappings);
       CudaEmulator emu(module, SuiteCache::dir() + "/emulator");
       for (std::size_t c = 0; c < program.calculations.size(); ++c) {
@@ -118,17 +119,15 @@ TEST_P(StrategiesMatchInterpreter, EveryStrategyAndBlockConfiguration) {
   EXPECT_GT(checked, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Examples, StrategiesMatchInterpreter,
-                         ::testing::Values(Example{"par/wave.edl", 4}, Example{"par/wave.edl", 8},
-                                           Example{"par/maxwell.edl", 4},
-                                           Example{"par/microbench.edl", 4},
-                                           Example{"par/advect.edl", 4},
-                                           Example{"test/codegen/edl/line.edl", 4}),
-                         [](const auto& info) {
-                           std::string n = info.param.file.substr(info.param.file.rfind('/') + 1);
-                           return n.substr(0, n.find('.')) + "_order" +
-                                  std::to_string(info.param.fd_order);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Examples, StrategiesMatchInterpreter,
+    ::testing::Values(Example{"par/wave.edl", 4}, Example{"par/wave.edl", 8},
+                      Example{"par/maxwell.edl", 4}, Example{"par/microbench.edl", 4},
+                      Example{"par/advect.edl", 4}, Example{"test/codegen/edl/line.edl", 4}),
+    [](const auto& info) {
+      std::string n = info.param.file.substr(info.param.file.rfind('/') + 1);
+      return n.substr(0, n.find('.')) + "_order" + std::to_string(info.param.fd_order);
+    });
 
 // line.edl is there so that the register strategy is exercised: it applies to u and w when
 // iterating along z.
@@ -274,10 +273,10 @@ TEST(CudaNvrtc, EveryVariantCompilesForSm90) {
   if (!runtime::cuda::built_with_cuda()) GTEST_SKIP() << "built without CUDA";
   runtime::cuda::CompileOptions options;
   options.cache_dir = SuiteCache::dir();
-  for (const Example& ex : {Example{"par/wave.edl", 4}, Example{"par/wave.edl", 8},
-                            Example{"par/maxwell.edl", 4}, Example{"par/microbench.edl", 4},
-                            Example{"par/advect.edl", 4},
-                            Example{"test/codegen/edl/line.edl", 4}}) {
+  for (const Example& ex :
+       {Example{"par/wave.edl", 4}, Example{"par/wave.edl", 8}, Example{"par/maxwell.edl", 4},
+        Example{"par/microbench.edl", 4}, Example{"par/advect.edl", 4},
+        Example{"test/codegen/edl/line.edl", 4}}) {
     const calc::Program program = load(ex.file, ex.fd_order);
     for (const calc::BlockConfig& block : kBlocks)
       for (int variant = 0; variant <= 5; ++variant) {

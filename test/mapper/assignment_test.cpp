@@ -147,5 +147,6 @@ TEST(BlockSearch, ConfigurationsRespectTheDeviceAndTheRegion) {
   EXPECT_GE(block_configurations(d, {256, 256, 256}).size(), 20u);
   // Short columns are in the region: one plane per thread, as the micro-benchmark wants.
   const auto all = block_configurations(d, {256, 256, 256});
-  EXPECT_TRUE(std::any_of(all.begin(), all.end(), [](const calc::BlockConfig& c) { return c.tee == 1; }));
+  EXPECT_TRUE(
+      std::any_of(all.begin(), all.end(), [](const calc::BlockConfig& c) { return c.tee == 1; }));
 }

@@ -23,8 +23,9 @@ inline const model::Device& device(const std::string& name) {
   static std::map<std::string, model::Device> cache;
   auto it = cache.find(name);
   if (it == cache.end())
-    it = cache.emplace(name, model::load_device(source_dir() + "/configs/devices/" + name + ".yaml"))
-             .first;
+    it =
+        cache.emplace(name, model::load_device(source_dir() + "/configs/devices/" + name + ".yaml"))
+            .first;
   return it->second;
 }
 
@@ -35,13 +36,13 @@ inline const model::Device& device(const std::string& name) {
 inline std::string random_edl(std::mt19937& rng, int inputs, int outputs = 1) {
   // Shift operators: Dsp_i u = u at +1 along i, Dsm_i at -1; compositions add.
   static const std::vector<std::vector<std::string>> patterns = {
-      {""},                                           // the point only
-      {"", "Dsm_3 ", "Dsp_3 "},                       // along z
-      {"Dsm_3 ", "Dsp_3 ", "Dsm_3 Dsm_3 ", "Dsp_3 Dsp_3 "}, // along z, radius 2
-      {"", "Dsm_1 ", "Dsp_1 ", "Dsm_2 ", "Dsp_2 "},   // in the x-y plane
+      {""},                                                             // the point only
+      {"", "Dsm_3 ", "Dsp_3 "},                                         // along z
+      {"Dsm_3 ", "Dsp_3 ", "Dsm_3 Dsm_3 ", "Dsp_3 Dsp_3 "},             // along z, radius 2
+      {"", "Dsm_1 ", "Dsp_1 ", "Dsm_2 ", "Dsp_2 "},                     // in the x-y plane
       {"", "Dsm_1 ", "Dsp_1 ", "Dsm_2 ", "Dsp_2 ", "Dsm_3 ", "Dsp_3 "}, // 7-point
       {"", "Dsm_1 ", "Dsp_1 ", "Dsm_2 ", "Dsp_2 ", "Dsm_3 ", "Dsp_3 ", "Dsm_1 Dsp_2 ",
-       "Dsm_1 Dsp_3 "},                               // the micro-benchmark's 9 points
+       "Dsm_1 Dsp_3 "},                                     // the micro-benchmark's 9 points
       {"Dsm_2 ", "Dsp_2 ", "Dsm_2 Dsm_2 ", "Dsp_2 Dsp_2 "}, // along y
       {"", "Dsp_1 ", "Dsp_1 Dsp_1 ", "Dsm_3 ", "Dsp_3 Dsp_3 "},
   };

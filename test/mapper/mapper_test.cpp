@@ -40,7 +40,8 @@ void check_result(const calc::Calculation& calc, const model::Device& d, const M
 } // namespace
 
 TEST(Mapper, ExamplesOnEveryDevice) {
-  for (const char* file : {"par/wave.edl", "par/maxwell.edl", "par/advect.edl", "par/microbench.edl"})
+  for (const char* file :
+       {"par/wave.edl", "par/maxwell.edl", "par/advect.edl", "par/microbench.edl"})
     for (int order : {2, 8}) {
       const calc::Program program = test::lower_file(file, order);
       for (const char* dev : {"k20xm", "h100", "a100"})

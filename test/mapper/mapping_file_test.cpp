@@ -172,8 +172,8 @@ void expect_error(const std::string& text, const std::string& needle, const std:
 }
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() /
-                       fmt::format("saguaro-mapping-cache-test-{}-{}", name, ::getpid());
+  const fs::path dir =
+      fs::temp_directory_path() / fmt::format("saguaro-mapping-cache-test-{}-{}", name, ::getpid());
   fs::remove_all(dir);
   return dir;
 }
@@ -279,7 +279,8 @@ TEST(MappingFile, HandWrittenFileWithDefaultsAndOmittedCalculations) {
 
 TEST(MappingFile, HashMismatchIsAWarning) {
   const calc::Program program = test::lower_file("par/wave.edl");
-  const std::string text = replace(kWave, "    kernels:", "    hash: 0123456789abcdef\n    kernels:");
+  const std::string text =
+      replace(kWave, "    kernels:", "    hash: 0123456789abcdef\n    kernels:");
   const MappingFile f = parse_mapping_file(text, "old.yaml", program);
   ASSERT_EQ(f.entries.size(), 1u);
   ASSERT_EQ(f.warnings.size(), 1u);
@@ -289,9 +290,9 @@ TEST(MappingFile, HashMismatchIsAWarning) {
       << f.warnings[0];
   EXPECT_NE(f.warnings[0].find("has changed"), std::string::npos);
   // The current hash: no warning.
-  const std::string good = replace(kWave, "    kernels:",
-                                   "    hash: " + calculation_hash(program.calculations[1]) +
-                                       "\n    kernels:");
+  const std::string good = replace(
+      kWave,
+      "    kernels:", "    hash: " + calculation_hash(program.calculations[1]) + "\n    kernels:");
   EXPECT_TRUE(parse_mapping_file(good, "new.yaml", program).warnings.empty());
 }
 
@@ -318,8 +319,7 @@ TEST(MappingFile, UnknownCalculationSuggestsTheNearest) {
 TEST(MappingFile, UnknownGridFunction) {
   expect_error(replace(kWave, "[phirhs, pirhs]", "[phirhs, pirsh]"), "pirsh",
                "unknown grid function 'pirsh' in calculation 'wave_rhs'; did you mean 'pirhs'?");
-  expect_error(replace(kWave, "{phi: b}", "{phj: b}"), "phj",
-               "unknown grid function 'phj'");
+  expect_error(replace(kWave, "{phi: b}", "{phj: b}"), "phj", "unknown grid function 'phj'");
 }
 
 TEST(MappingFile, StoreTheStageDoesNotMake) {
@@ -350,8 +350,8 @@ TEST(MappingFile, StoreMadeTwice) {
     parse_mapping_file(twice, "m.yaml", test::lower_file("par/wave.edl"));
   } catch (const MappingFileError& e) {
     const auto [line, column] = position(twice, "phirhs", 1);
-    EXPECT_NE(std::string(e.what()).find(fmt::format("m.yaml:{}:{}: note: first stored here", line,
-                                                     column)),
+    EXPECT_NE(std::string(e.what()).find(
+                  fmt::format("m.yaml:{}:{}: note: first stored here", line, column)),
               std::string::npos)
         << e.what();
   }
@@ -360,8 +360,7 @@ TEST(MappingFile, StoreMadeTwice) {
 }
 
 TEST(MappingFile, MissingStoreIsReportedAtTheCalculation) {
-  expect_error(replace(kWave, "[phirhs, pirhs]", "[phirhs]"), "wave_rhs",
-               "no kernel stores pirhs");
+  expect_error(replace(kWave, "[phirhs, pirhs]", "[phirhs]"), "wave_rhs", "no kernel stores pirhs");
   // A strategy that does not apply (plan_kernels) is reported there too, with the kernel.
   const std::string text = replace(kWave, "{phi: b}", "{phi: r}");
   expect_error(text, "wave_rhs", "strategy r (register) does not apply to phi");
@@ -369,8 +368,8 @@ TEST(MappingFile, MissingStoreIsReportedAtTheCalculation) {
     parse_mapping_file(text, "m.yaml", test::lower_file("par/wave.edl"));
   } catch (const MappingFileError& e) {
     const auto [line, column] = position(text, "stage: 0");
-    EXPECT_NE(std::string(e.what()).find(fmt::format("m.yaml:{}:{}: note: kernel 0 is here", line,
-                                                     column)),
+    EXPECT_NE(std::string(e.what()).find(
+                  fmt::format("m.yaml:{}:{}: note: kernel 0 is here", line, column)),
               std::string::npos)
         << e.what();
   }
@@ -401,8 +400,7 @@ TEST(MappingFile, OtherMistakes) {
                "unknown key 'gird' at the top level; did you mean 'grid'?");
   expect_error(replace(kWave, "block:", "blokc:"), "blokc",
                "unknown key 'blokc' in a kernel; did you mean 'block'?");
-  expect_error(replace(kWave, "[256, 256, 256]", "[256, 256]"), "[256",
-               "grid is three sizes");
+  expect_error(replace(kWave, "[256, 256, 256]", "[256, 256]"), "[256", "grid is three sizes");
   expect_error(replace(kWave, "stage: 0", "stage: zero"), "zero", "stage must be an integer");
   expect_error(replace(kWave, "    kernels:", "    kernel:"), "kernel:",
                "unknown key 'kernel' in calculation 'wave_rhs'; did you mean 'kernels'?");
@@ -539,9 +537,9 @@ TEST(MappingCache, CorruptOrMismatchingFilesMiss) {
     EXPECT_FALSE(got);
   };
   misses("\x01\x02 garbage {[\n");
-  misses(good.substr(0, good.size() / 2) + "{");     // a torn write
-  misses("");                                         // empty
-  misses(replace(good, "z 32x8x8", "q 32x8"));        // a bad block
+  misses(good.substr(0, good.size() / 2) + "{");        // a torn write
+  misses("");                                           // empty
+  misses(replace(good, "z 32x8x8", "q 32x8"));          // a bad block
   misses(replace(good, "[phirhs, pirhs]", "[phirhs]")); // does not fit
   misses(replace(good, "grid: [128, 128, 128]", "grid: [256, 128, 128]"));
   misses(replace(good, "device: \"NVIDIA H100", "device: \"NVIDIA A100"));
@@ -580,7 +578,9 @@ TEST(MappingCache, DefaultDirectoryFollowsXdg) {
   const std::string saved = old ? old : "";
   ::setenv("XDG_CACHE_HOME", "/some/cache", 1);
   EXPECT_EQ(MappingCache("").dir(), "/some/cache/saguaro/mappings");
-  if (old) ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
-  else ::unsetenv("XDG_CACHE_HOME");
+  if (old)
+    ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else
+    ::unsetenv("XDG_CACHE_HOME");
   EXPECT_EQ(MappingCache("/x/y").dir(), "/x/y");
 }

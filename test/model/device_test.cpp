@@ -10,7 +10,9 @@ using namespace saguaro;
 
 namespace {
 
-std::string devices_dir() { return std::string(SAGUARO_SOURCE_DIR) + "/configs/devices"; }
+std::string devices_dir() {
+  return std::string(SAGUARO_SOURCE_DIR) + "/configs/devices";
+}
 
 // Expects parse_device(text) to fail with a message containing each of `parts`.
 void expect_error(const std::string& text, std::initializer_list<std::string> parts) {
@@ -122,9 +124,9 @@ TEST(Device, InterconnectIsOptionalAndRoundTrips) {
 }
 
 TEST(Device, FindsTheDescriptionOfADriverName) {
-  EXPECT_EQ(std::filesystem::path(model::find_device_description("NVIDIA H100 80GB HBM3"))
-                .filename(),
-            "h100.yaml");
+  EXPECT_EQ(
+      std::filesystem::path(model::find_device_description("NVIDIA H100 80GB HBM3")).filename(),
+      "h100.yaml");
   EXPECT_EQ(std::filesystem::path(model::find_device_description("NVIDIA H100 PCIe")).filename(),
             "h100.yaml");
   EXPECT_EQ(model::find_device_description("Some Other GPU"), "");

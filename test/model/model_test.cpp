@@ -18,7 +18,9 @@ using calc::Buffering;
 
 namespace {
 
-std::string source(const std::string& file) { return std::string(SAGUARO_SOURCE_DIR) + "/" + file; }
+std::string source(const std::string& file) {
+  return std::string(SAGUARO_SOURCE_DIR) + "/" + file;
+}
 
 const model::Device& k20xm() {
   static const model::Device d = model::load_device(source("configs/devices/k20xm.yaml"));
@@ -142,8 +144,8 @@ TEST(Model, K20xmUnbufferedMatchesHandComputation) {
   const double big = std::max({t_data, t_lat, s_i});
   expect_near_rel(p.T_chemora, big + 0.35 * (t_data + t_lat + s_i - big), "T_chemora");
   // A launch over 256^3 points: T_launch + (N / N_SM) T / f.
-  expect_near_rel(p.seconds(256.0 * 256 * 256),
-                  5e-6 + 256.0 * 256 * 256 / 14 * p.T_hu / 0.732e9, "seconds");
+  expect_near_rel(p.seconds(256.0 * 256 * 256), 5e-6 + 256.0 * 256 * 256 / 14 * p.T_hu / 0.732e9,
+                  "seconds");
 }
 
 TEST(Model, K20xmSharedMatchesHandComputation) {
@@ -220,9 +222,9 @@ TEST(Model, K20xmReadOnlyMatchesHandComputation) {
 
 TEST(Model, MoreUnbufferedOffsetsNeverReduceTraffic) {
   // One grid function read unbuffered at a growing set of offsets, on both descriptions.
-  const std::vector<calc::Offset> all = {{0, 0, 0},  {1, 0, 0},  {-1, 0, 0}, {0, 1, 0},
-                                         {0, -1, 0}, {0, 0, 1},  {0, 0, -1}, {2, 0, 0},
-                                         {0, 2, 0},  {0, 0, 2},  {1, 1, 0},  {-1, 0, 3}};
+  const std::vector<calc::Offset> all = {{0, 0, 0},  {1, 0, 0}, {-1, 0, 0}, {0, 1, 0},
+                                         {0, -1, 0}, {0, 0, 1}, {0, 0, -1}, {2, 0, 0},
+                                         {0, 2, 0},  {0, 0, 2}, {1, 1, 0},  {-1, 0, 3}};
   for (const model::Device* d : {&k20xm(), &h100()})
     for (const std::string block : {"z 32x8x8", "y 64x4x16", "z 32x2x4"}) {
       double l2 = 0, gm = 0;

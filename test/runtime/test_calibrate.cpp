@@ -52,7 +52,8 @@ TEST(Calibrate, InterconnectFitRecoversAnExactLine) {
   EXPECT_NEAR(fit.latency_s, 20e-6, 1e-9 * 20e-6);
   EXPECT_NEAR(fit.seconds_per_byte, 1e-10, 1e-9 * 1e-10);
   // Two sizes are enough.
-  const runtime::LinearFit two = runtime::fit_latency_bandwidth({1e3, 1e6}, {2e-6 + 1e-7, 2e-6 + 1e-4});
+  const runtime::LinearFit two =
+      runtime::fit_latency_bandwidth({1e3, 1e6}, {2e-6 + 1e-7, 2e-6 + 1e-4});
   EXPECT_NEAR(two.latency_s, 2e-6, 1e-12);
   EXPECT_NEAR(two.seconds_per_byte, 1e-10, 1e-18);
 }

@@ -32,11 +32,11 @@ constexpr double kTolerance = 1e-13;
 constexpr std::size_t kMaxTemporaries = 3; // per stage
 
 enum class Partition {
-  Default,              // one kernel per stage
-  PerStore,             // one kernel per store
-  Temporaries,          // per stage: a kernel storing the first store and shared values as
-                        // temporaries, then one kernel storing the rest
-  PerStoreTemporaries,  // one kernel per store, the first also storing shared values
+  Default,             // one kernel per stage
+  PerStore,            // one kernel per store
+  Temporaries,         // per stage: a kernel storing the first store and shared values as
+                       // temporaries, then one kernel storing the rest
+  PerStoreTemporaries, // one kernel per store, the first also storing shared values
 };
 
 const char* partition_name(Partition p) {
@@ -134,8 +134,7 @@ std::vector<calc::Mapping> partitions(const calc::Program& program, Partition p)
 
 std::size_t count_of(const std::string& text, const std::string& what) {
   std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-    ++n;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
 }
 

@@ -45,11 +45,11 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace cuda = runtime::cuda;
-using ::testing::HasSubstr;
 using runtime::ArrayBox;
 using runtime::ArraySpace;
 using runtime::BoxSums;
 using runtime::OuterFaces;
+using ::testing::HasSubstr;
 
 // The CUDA tests need the build's CUDA backend; the GPU tests a GPU as well.
 #define SAGUARO_REQUIRE_CUDA_BUILD()                                                               \
@@ -352,7 +352,8 @@ TEST(NvrtcCompile, ALongErrorLogIsCutInTheMessage) {
   cuda::CompileOptions options;
   options.cache_dir = dir.path.string();
   std::string source = "extern \"C\" __global__ void saguaro_many_errors(double* a) {\n";
-  for (int i = 0; i < 30; ++i) source += "  a[" + std::to_string(i) + "] = undefined_" + std::to_string(i) + ";\n";
+  for (int i = 0; i < 30; ++i)
+    source += "  a[" + std::to_string(i) + "] = undefined_" + std::to_string(i) + ";\n";
   source += "}\n";
   try {
     cuda::compile(source, "sm_90", options);
@@ -442,7 +443,9 @@ TEST(NvrtcCompile, SpillingKernelsGetTheWholeRegisterFileWhereItHelps) {
 
 using Alloc = std::array<int, 3>;
 
-std::size_t points(const Alloc& n) { return std::size_t(n[0]) * std::size_t(n[1]) * std::size_t(n[2]); }
+std::size_t points(const Alloc& n) {
+  return std::size_t(n[0]) * std::size_t(n[1]) * std::size_t(n[2]);
+}
 
 std::vector<double> random_values(std::size_t n, unsigned seed) {
   std::mt19937_64 rng(seed);
@@ -545,9 +548,8 @@ TEST_F(CudaSpace, MethodOfLinesUpdatesMatchTheHostBitForBit) {
       EXPECT_TRUE(same_bits(hacc, dacc.host())) << "acc";
       EXPECT_TRUE(same_bits(hr, dr.host())) << "r (read only)";
     };
-    check("copy", [&](ArraySpace& s, double* py, double* py0, double*, double*) {
-      s.copy(py0, py, n);
-    });
+    check("copy",
+          [&](ArraySpace& s, double* py, double* py0, double*, double*) { s.copy(py0, py, n); });
     check("euler", [&](ArraySpace& s, double* py, double* py0, double* pr, double*) {
       s.euler(py, py0, pr, c, n);
     });
@@ -563,17 +565,17 @@ TEST_F(CudaSpace, MethodOfLinesUpdatesMatchTheHostBitForBit) {
     check("rk4_final", [&](ArraySpace& s, double* py, double* py0, double* pr, double* pacc) {
       s.rk4_final(py, py0, pacc, pr, c, n);
     });
-    check("a whole RK4 step's updates", [&](ArraySpace& s, double* py, double* py0, double* pr,
-                                            double* pacc) {
-      s.copy(py0, py, n);
-      s.euler(py, py0, pr, 0.5 * dt, n);
-      s.accumulate(pacc, pr, 1.0, true, n);
-      s.euler(py, py0, pr, 0.5 * dt, n);
-      s.accumulate(pacc, pr, 2.0, false, n);
-      s.euler(py, py0, pr, dt, n);
-      s.accumulate(pacc, pr, 2.0, false, n);
-      s.rk4_final(py, py0, pacc, pr, dt / 6.0, n);
-    });
+    check("a whole RK4 step's updates",
+          [&](ArraySpace& s, double* py, double* py0, double* pr, double* pacc) {
+            s.copy(py0, py, n);
+            s.euler(py, py0, pr, 0.5 * dt, n);
+            s.accumulate(pacc, pr, 1.0, true, n);
+            s.euler(py, py0, pr, 0.5 * dt, n);
+            s.accumulate(pacc, pr, 2.0, false, n);
+            s.euler(py, py0, pr, dt, n);
+            s.accumulate(pacc, pr, 2.0, false, n);
+            s.rk4_final(py, py0, pacc, pr, dt / 6.0, n);
+          });
   }
 }
 
@@ -583,8 +585,8 @@ TEST_F(CudaSpace, PackAndUnpackMatchTheHostBitForBit) {
   const Alloc alloc = {13, 11, 9};
   const std::size_t n = points(alloc);
   const std::vector<std::pair<Alloc, Alloc>> boxes = {
-      {{0, 0, 0}, {13, 11, 9}}, {{0, 0, 0}, {3, 11, 9}},  {{10, 0, 0}, {13, 11, 9}},
-      {{3, 8, 0}, {10, 11, 9}}, {{3, 3, 6}, {10, 8, 9}},  {{5, 4, 3}, {6, 5, 4}},
+      {{0, 0, 0}, {13, 11, 9}}, {{0, 0, 0}, {3, 11, 9}}, {{10, 0, 0}, {13, 11, 9}},
+      {{3, 8, 0}, {10, 11, 9}}, {{3, 3, 6}, {10, 8, 9}}, {{5, 4, 3}, {6, 5, 4}},
       {{2, 2, 2}, {2, 8, 8}} /* empty */};
   for (int nf : {1, 3, 35}) {
     std::vector<std::vector<double>> data;
@@ -623,7 +625,8 @@ TEST_F(CudaSpace, PackAndUnpackMatchTheHostBitForBit) {
       }
       host().unpack(hptr, box, incoming.data());
       gpu().unpack(dptr, box, incoming.data());
-      for (int f = 0; f < nf; ++f) EXPECT_TRUE(same_bits(hout[f], dout[f]->host())) << "unpack field " << f;
+      for (int f = 0; f < nf; ++f)
+        EXPECT_TRUE(same_bits(hout[f], dout[f]->host())) << "unpack field " << f;
     }
   }
 }
@@ -653,8 +656,10 @@ TEST_F(CudaSpace, ReductionsMatchTheHost) {
       const long double scale = std::max({1.0L, std::fabs(a), std::fabs(b)});
       return double(std::fabs(a - b) / scale);
     };
-    EXPECT_LE(relative(g.sum_abs, h.sum_abs), 1e-14) << double(g.sum_abs) << " vs " << double(h.sum_abs);
-    EXPECT_LE(relative(g.sum_sq, h.sum_sq), 1e-14) << double(g.sum_sq) << " vs " << double(h.sum_sq);
+    EXPECT_LE(relative(g.sum_abs, h.sum_abs), 1e-14)
+        << double(g.sum_abs) << " vs " << double(h.sum_abs);
+    EXPECT_LE(relative(g.sum_sq, h.sum_sq), 1e-14)
+        << double(g.sum_sq) << " vs " << double(h.sum_sq);
   }
   // A large array: many blocks, grid-stride.
   const Alloc big = {256, 256, 130};
@@ -830,7 +835,8 @@ TEST_F(CudaBackendTest, KernelsSharingTemporariesMatchTheInterpreter) {
           }
           calc::KernelMapping first = k, second = k;
           first.stores.clear();
-          for (std::size_t st = 0; st + 1 < stage.stores.size(); ++st) first.stores.push_back(int(st));
+          for (std::size_t st = 0; st + 1 < stage.stores.size(); ++st)
+            first.stores.push_back(int(st));
           first.temporaries = {stage.stores.back().value};
           second.stores = {int(stage.stores.size()) - 1};
           second.buffering.clear();
@@ -892,8 +898,8 @@ TEST_F(CudaBackendTest, SecondCompileIsFromTheCacheAndLaunchesAreTimed) {
   ASSERT_FALSE(timings.empty());
   long launched = 0;
   for (const runtime::KernelTiming& t : timings) {
-    std::printf("[ info ] %-26s %s: %ld launches, %d registers, %zu bytes shared\n",
-                t.name.c_str(), t.mapping.c_str(), t.launches, t.registers, t.shared_bytes);
+    std::printf("[ info ] %-26s %s: %ld launches, %d registers, %zu bytes shared\n", t.name.c_str(),
+                t.mapping.c_str(), t.launches, t.registers, t.shared_bytes);
     EXPECT_FALSE(t.name.empty());
     EXPECT_FALSE(t.mapping.empty());
     EXPECT_GT(t.registers, 0) << t.name << ": ptxas's report, also from the cache";

@@ -80,8 +80,8 @@ std::vector<std::vector<calc::Mapping>> mapper_mappings(const calc::Program& pro
 
 TEST(MapperMappings, ExamplesEqualTheInterpreter) {
   int split = 0;
-  for (const char* file :
-       {"par/wave.edl", "par/maxwell.edl", "par/advect.edl", "par/microbench.edl", "test/codegen/edl/split.edl"})
+  for (const char* file : {"par/wave.edl", "par/maxwell.edl", "par/advect.edl",
+                           "par/microbench.edl", "test/codegen/edl/split.edl"})
     for (const char* dev : {"k20xm", "h100"}) {
       const calc::Program program = lower_file(file);
       split += check_program(program, mapper_mappings(program, device(dev)));

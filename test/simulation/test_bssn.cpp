@@ -150,8 +150,7 @@ TEST(Bssn, AdmVariablesOfTheGaugeWave) {
     EXPECT_LT(l2_error(sim, "gyy", [](double, double, double) { return 1.0; }), 2e-5);
     EXPECT_LT(l2_error(sim, "kxy", [](double, double, double) { return 0.0; }), 1e-14);
   });
-  const std::string file =
-      dir.path() + "/out/gxx.file_" + std::to_string(world_rank()) + ".h5";
+  const std::string file = dir.path() + "/out/gxx.file_" + std::to_string(world_rank()) + ".h5";
   const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(f, 0) << file;
   const std::string name = "SAGUAROBSSN::gxx it=32 tl=0 rl=0 c=" + std::to_string(world_rank());
@@ -211,7 +210,8 @@ TEST(Bssn, RobustStabilityNoiseDoesNotGrowExponentially) {
     h[int(std::lround(time))] = linf;
   }
   ASSERT_EQ(h.size(), 6u) << "H every 4 time units from 0 to 20";
-  for (const auto& [t, v] : h) EXPECT_TRUE(std::isfinite(v) && v < 1e-5) << "t = " << t << ": " << v;
+  for (const auto& [t, v] : h)
+    EXPECT_TRUE(std::isfinite(v) && v < 1e-5) << "t = " << t << ": " << v;
   const double first = h[12] - h[4], second = h[20] - h[12];
   std::printf("  robust stability: max |H| %.3g at t = 0, %.3g at t = 4, %.3g at t = 12, %.3g at "
               "t = 20; growth ratio %.3f\n",

@@ -70,7 +70,8 @@ std::map<std::string, std::vector<double>> run_case(const std::string& par) {
 // Every variable of `actual` against `expected` at every valid point, relative to
 // max(1, |values|); returns the largest difference.
 double expect_close(const std::map<std::string, std::vector<double>>& expected_run,
-                    const std::map<std::string, std::vector<double>>& actual_run, double tolerance) {
+                    const std::map<std::string, std::vector<double>>& actual_run,
+                    double tolerance) {
   double worst = 0;
   for (const auto& [name, expected] : expected_run) {
     const std::vector<double>& actual = actual_run.at(name);
@@ -115,7 +116,8 @@ TEST_P(GpuMatchesCpu, EveryStrategyAfterTenSteps) {
                        {"Saguaro::mapper", quoted("default")},
                        {"Saguaro::cuda_buffering", quoted(buffering)},
                        {"Saguaro::cuda_block", quoted(block)}}});
-  runs.push_back({"model", {{"Saguaro::backend", quoted("cuda")}, {"Saguaro::mapper", quoted("model")}}});
+  runs.push_back(
+      {"model", {{"Saguaro::backend", quoted("cuda")}, {"Saguaro::mapper", quoted("model")}}});
   runs.push_back({"model, verify 3",
                   {{"Saguaro::backend", quoted("cuda")},
                    {"Saguaro::mapper", quoted("model")},
@@ -166,9 +168,8 @@ TEST(GpuMatchesCpuBssn, GaugeWaveAfterTenSteps) {
   const Case c{"bssn", "SaguaroBSSN", "par/bssn/bssn.edl", true};
   SharedTempDir dir("gpu_bssn");
   const std::string par = dir.path() + "/run.par";
-  const Settings physics = {{"Saguaro::fd_order", "4"},
-                            {"SaguaroBSSN::gwAmp", "0.1"},
-                            {"SaguaroBSSN::epsdiss", "0.1"}};
+  const Settings physics = {
+      {"Saguaro::fd_order", "4"}, {"SaguaroBSSN::gwAmp", "0.1"}, {"SaguaroBSSN::epsdiss", "0.1"}};
   auto with = [&](Settings s) {
     s.insert(physics.begin(), physics.end());
     return s;

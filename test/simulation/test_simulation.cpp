@@ -179,7 +179,8 @@ TEST(ExchangeOverlap, SplitMatchesWholeBitForBit) {
   const bool exchanging = world_size() > 1;
   EXPECT_EQ(split_log.find("wave_rhs: split") != std::string::npos, exchanging) << split_log;
   EXPECT_EQ(whole_log.find("wave_rhs: split"), std::string::npos) << whole_log;
-  for (const auto& [tag, text] : {std::make_pair("no", whole_log), std::make_pair("yes", split_log)}) {
+  for (const auto& [tag, text] :
+       {std::make_pair("no", whole_log), std::make_pair("yes", split_log)}) {
     std::istringstream tsv(read_file(dir / (std::string(tag) + "/step_breakdown.tsv")));
     std::string line, header;
     int rows = 0;
@@ -528,13 +529,12 @@ TEST(PredictionLog, CpuRunLogsEveryCalculationThatRan) {
 // interpreter and prediction_log = no write no log.
 TEST(PredictionLog, DeviceDescriptionFromTheParFile) {
   SharedTempDir dir("predictions-device");
-  write_file(dir / "host.yaml",
-             "name: \"test host\"\n"
-             "kind: cpu\n"
-             "quantities:\n"
-             "  cores: {value: 1, unit: count, source: \"test\"}\n"
-             "  fp64_peak: {value: 1, unit: GFLOP/s, source: \"test\"}\n"
-             "  dram_bandwidth: {value: 1000, unit: GB/s, source: \"test\"}\n");
+  write_file(dir / "host.yaml", "name: \"test host\"\n"
+                                "kind: cpu\n"
+                                "quantities:\n"
+                                "  cores: {value: 1, unit: count, source: \"test\"}\n"
+                                "  fp64_peak: {value: 1, unit: GFLOP/s, source: \"test\"}\n"
+                                "  dram_bandwidth: {value: 1000, unit: GB/s, source: \"test\"}\n");
   const Settings short_run = {{"Cactus::terminate", quoted("iteration")},
                               {"Cactus::cctk_itlast", "1"},
                               {"IO::out_dir", quoted(dir / "out")}};

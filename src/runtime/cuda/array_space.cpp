@@ -29,7 +29,9 @@ struct SupportFieldTable {
 
 enum BoundaryKind : int { kFlat = 0, kStatic = 1, kRadiative = 2 };
 
-CUdeviceptr device(const double* p) { return reinterpret_cast<CUdeviceptr>(p); }
+CUdeviceptr device(const double* p) {
+  return reinterpret_cast<CUdeviceptr>(p);
+}
 
 // The box's volume; throws std::invalid_argument when it is not inside the allocation.
 std::size_t checked_volume(const ArrayBox& box, const char* what) {
@@ -71,7 +73,7 @@ std::string support_source() {
 
 CudaArraySpace& CudaArraySpace::instance() {
   static CudaArraySpace* const space = new CudaArraySpace(); // lives as long as the process
-  Driver::get(); // the context current on this thread
+  Driver::get();                                             // the context current on this thread
   return *space;
 }
 
@@ -114,10 +116,9 @@ CudaArraySpace::CudaArraySpace() : driver_(Driver::get()) {
   int layout[5] = {};
   SAGUARO_CU(d, cuMemcpyDtoHAsync(layout, out, sizeof layout, d.stream()));
   SAGUARO_CU(d, cuStreamSynchronize(d.stream()));
-  const int host_layout[5] = {int(sizeof(OuterFaces)), int(offsetof(OuterFaces, outer)),
-                              int(offsetof(OuterFaces, origin)),
-                              int(offsetof(OuterFaces, index_offset)),
-                              int(offsetof(OuterFaces, spacing))};
+  const int host_layout[5] = {
+      int(sizeof(OuterFaces)), int(offsetof(OuterFaces, outer)), int(offsetof(OuterFaces, origin)),
+      int(offsetof(OuterFaces, index_offset)), int(offsetof(OuterFaces, spacing))};
   if (!std::equal(layout, layout + 5, host_layout))
     throw std::logic_error("cuda array space: OuterFaces has another layout on the device (" +
                            std::to_string(layout[0]) + " bytes) than on the host (" +
@@ -204,8 +205,7 @@ void CudaArraySpace::blend(double* y, const double* y0, const double* r, double 
   launch_1d(blend_, n, params);
 }
 
-void CudaArraySpace::accumulate(double* acc, const double* r, double w, bool first,
-                                std::size_t n) {
+void CudaArraySpace::accumulate(double* acc, const double* r, double w, bool first, std::size_t n) {
   long long count = static_cast<long long>(n);
   int first_flag = first ? 1 : 0;
   void* params[] = {&acc, &r, &w, &first_flag, &count};
@@ -301,8 +301,8 @@ void CudaArraySpace::release_message(double* message, bool on_device) {
   SAGUARO_CU(d, cuMemFreeHost(message));
 }
 
-std::map<const double*, CUdeviceptr>::iterator
-CudaArraySpace::staging_of(const double* message, const char* what) {
+std::map<const double*, CUdeviceptr>::iterator CudaArraySpace::staging_of(const double* message,
+                                                                          const char* what) {
   auto it = message_staging_.find(message);
   if (it == message_staging_.end())
     throw std::invalid_argument(std::string("cuda array space: ") + what +
@@ -316,9 +316,13 @@ void CudaArraySpace::order(CUstream from, CUstream to, CUevent event) {
   SAGUARO_CU(d, cuStreamWaitEvent(to, event, 0));
 }
 
-void CudaArraySpace::fork_exchange() { order(Driver::get().stream(), exchange_, fork_event_); }
+void CudaArraySpace::fork_exchange() {
+  order(Driver::get().stream(), exchange_, fork_event_);
+}
 
-void CudaArraySpace::join_exchange() { order(exchange_, Driver::get().stream(), join_event_); }
+void CudaArraySpace::join_exchange() {
+  order(exchange_, Driver::get().stream(), join_event_);
+}
 
 void CudaArraySpace::wait_exchange() {
   Driver& d = Driver::get();
@@ -425,14 +429,14 @@ BoxSums CudaArraySpace::reduce(const double* field, const ArrayBox& box) {
   const std::size_t volume = checked_volume(box, "reduce");
   if (volume == 0) return sums;
   Driver& d = Driver::get();
-  const unsigned blocks =
-      unsigned(std::min<std::size_t>((volume + kReduceThreads - 1) / kReduceThreads, kReduceBlocks));
+  const unsigned blocks = unsigned(
+      std::min<std::size_t>((volume + kReduceThreads - 1) / kReduceThreads, kReduceBlocks));
   SupportBox b = support_box(box);
   CUdeviceptr out = partials_;
   void* params[] = {&field, &b, &out};
   launch(reduce_, blocks, kReduceThreads, params);
-  SAGUARO_CU(d, cuMemcpyDtoHAsync(host_partials_.data(), partials_,
-                                  sizeof(double) * 5 * blocks, d.stream()));
+  SAGUARO_CU(d, cuMemcpyDtoHAsync(host_partials_.data(), partials_, sizeof(double) * 5 * blocks,
+                                  d.stream()));
   SAGUARO_CU(d, cuStreamSynchronize(d.stream()));
   for (unsigned blk = 0; blk < blocks; ++blk) {
     const double* p = &host_partials_[5 * std::size_t(blk)];
@@ -479,6 +483,8 @@ void CudaArraySpace::apply_radiative_rhs(const OuterFaces& faces, const double* 
 
 namespace saguaro::runtime::cuda {
 
-ArraySpace& device_space() { return CudaArraySpace::instance(); }
+ArraySpace& device_space() {
+  return CudaArraySpace::instance();
+}
 
 } // namespace saguaro::runtime::cuda

@@ -48,8 +48,8 @@ public:
   void release_message(double* message, bool on_device) override;
   void fork_exchange() override;
   void join_exchange() override;
-  void pack_message(const std::vector<const double*>& fields, const ArrayBox& box,
-                    double* message, bool on_device) override;
+  void pack_message(const std::vector<const double*>& fields, const ArrayBox& box, double* message,
+                    bool on_device) override;
   void unpack_message(const std::vector<double*>& fields, const ArrayBox& box,
                       const double* message, bool on_device) override;
   void wait_exchange() override;
@@ -85,8 +85,8 @@ private:
   // The pack/unpack kernels over a device buffer, on `stream`.
   void pack_kernels(const std::vector<const double*>& fields, const ArrayBox& box,
                     CUdeviceptr buffer, CUstream stream);
-  void unpack_kernels(const std::vector<double*>& fields, const ArrayBox& box,
-                      CUdeviceptr buffer, CUstream stream);
+  void unpack_kernels(const std::vector<double*>& fields, const ArrayBox& box, CUdeviceptr buffer,
+                      CUstream stream);
   // `to` waits for what is queued on `from` (through `event`, recorded anew each time: a
   // wait takes the record current when it is queued).
   void order(CUstream from, CUstream to, CUevent event);
@@ -99,20 +99,20 @@ private:
   CompiledModule support_;
   CUmodule module_ = nullptr;
   CUfunction copy_ = nullptr, euler_ = nullptr, blend_ = nullptr, accumulate_ = nullptr,
-             rk4_final_ = nullptr, pack_ = nullptr, unpack_ = nullptr, copy_box_ = nullptr, reduce_ = nullptr,
-             boundary_ = nullptr, layout_ = nullptr;
+             rk4_final_ = nullptr, pack_ = nullptr, unpack_ = nullptr, copy_box_ = nullptr,
+             reduce_ = nullptr, boundary_ = nullptr, layout_ = nullptr;
   unsigned max_blocks_ = 1; // grid-stride launches: at most this many blocks
   CUdeviceptr staging_ = 0;
   std::size_t staging_bytes_ = 0;
-  CUdeviceptr partials_ = 0; // reduce: 5 doubles per block
+  CUdeviceptr partials_ = 0;    // reduce: 5 doubles per block
   CUstream exchange_ = nullptr; // the exchange queue
   // Per pinned host message, the device buffer it is staged through; staging_of finds a
   // message's entry or throws, naming the operation `what`.
   std::map<const double*, CUdeviceptr> message_staging_;
   std::map<const double*, CUdeviceptr>::iterator staging_of(const double* message,
-                                                             const char* what);
+                                                            const char* what);
   CUevent fork_event_ = nullptr, join_event_ = nullptr;
-  std::vector<CUevent> marks_; // recorded marks, in id order
+  std::vector<CUevent> marks_;       // recorded marks, in id order
   std::vector<CUevent> spare_marks_; // events of cleared marks, reused
   std::vector<double> host_partials_;
 };

@@ -42,8 +42,9 @@ public:
       if (k.shared_bytes > kDefaultSharedLimit) {
         // A mapping whose tiles do not fit is the mapping's fault: say so in its words.
         int optin = 0, fixed = 0;
-        SAGUARO_CU(d, cuDeviceGetAttribute(
-                          &optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, d.device()));
+        SAGUARO_CU(d, cuDeviceGetAttribute(&optin,
+                                           CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                           d.device()));
         SAGUARO_CU(d, cuFuncGetAttribute(&fixed, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn));
         if (k.shared_bytes + std::size_t(fixed) > std::size_t(optin))
           throw std::runtime_error(
@@ -94,8 +95,8 @@ public:
 
   // Launches kernel `kernel` (an index into generated().kernels), timed.
   // `points`: the grid points it computes (the region grown by its stage's extents).
-  void launch(std::size_t kernel, const std::array<unsigned, 3>& grid, void** params,
-              double points, const std::string& region) {
+  void launch(std::size_t kernel, const std::array<unsigned, 3>& grid, void** params, double points,
+              const std::string& region) {
     Driver& d = Driver::get();
     const codegen::CudaKernel& k = generated_.kernels[kernel];
     const std::size_t timing = timing_of(kernel, region);
@@ -193,8 +194,7 @@ private:
 
 class CudaCalculation final : public CompiledCalculation {
 public:
-  CudaCalculation(std::shared_ptr<LoadedModule> module, int calculation,
-                  detail::CallShape shape)
+  CudaCalculation(std::shared_ptr<LoadedModule> module, int calculation, detail::CallShape shape)
       : module_(std::move(module)), shape_(std::move(shape)) {
     const codegen::CudaModule& g = module_->generated();
     for (std::size_t k = 0; k < g.kernels.size(); ++k)
@@ -283,7 +283,8 @@ private:
   // Scratch arrays for the temporaries, of the patch's size (made again when it changes).
   void ensure_temporaries(const std::array<int, 3>& alloc) const {
     if (temporary_nodes_.empty()) return;
-    const std::size_t volume = std::size_t(alloc[0]) * std::size_t(alloc[1]) * std::size_t(alloc[2]);
+    const std::size_t volume =
+        std::size_t(alloc[0]) * std::size_t(alloc[1]) * std::size_t(alloc[2]);
     if (volume == temporaries_volume_ && temporaries_.size() == temporary_nodes_.size()) return;
     ArraySpace& space = CudaArraySpace::instance();
     for (double* t : temporaries_) space.release(t);
@@ -296,10 +297,10 @@ private:
 
   std::shared_ptr<LoadedModule> module_;
   detail::CallShape shape_;
-  std::vector<std::size_t> kernels_;                    // into module_->generated().kernels
-  std::vector<calc::NodeId> temporary_nodes_;           // the scratch arrays' nodes
+  std::vector<std::size_t> kernels_;                      // into module_->generated().kernels
+  std::vector<calc::NodeId> temporary_nodes_;             // the scratch arrays' nodes
   std::vector<std::vector<std::size_t>> temporary_slots_; // per kernels_ entry
-  mutable std::vector<double*> temporaries_;            // device arrays, per temporary_nodes_
+  mutable std::vector<double*> temporaries_;              // device arrays, per temporary_nodes_
   mutable std::size_t temporaries_volume_ = 0;
 };
 
@@ -313,8 +314,7 @@ public:
 
   std::string name() const override { return "cuda"; }
 
-  std::vector<std::unique_ptr<CompiledCalculation>>
-  compile(const calc::Program& program) override {
+  std::vector<std::unique_ptr<CompiledCalculation>> compile(const calc::Program& program) override {
     return compile(program, {});
   }
 
@@ -348,8 +348,8 @@ public:
     }
     std::vector<std::unique_ptr<CompiledCalculation>> out;
     for (std::size_t c = 0; c < program.calculations.size(); ++c)
-      out.push_back(std::make_unique<CudaCalculation>(
-          module, int(c), detail::call_shape(program.calculations[c])));
+      out.push_back(std::make_unique<CudaCalculation>(module, int(c),
+                                                      detail::call_shape(program.calculations[c])));
     return out;
   }
 

@@ -53,8 +53,8 @@ void Driver::load() {
     throw std::runtime_error(std::string("libcuda.so.1 not found (no NVIDIA driver here?): ") +
                              (err != nullptr ? err : "dlopen failed"));
   }
-  auto get_proc = reinterpret_cast<PFN_cuGetProcAddress_v12000>(
-      dlsym(library_, "cuGetProcAddress_v2"));
+  auto get_proc =
+      reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(library_, "cuGetProcAddress_v2"));
   if (get_proc == nullptr)
     throw std::runtime_error("the NVIDIA driver is too old: libcuda.so.1 has no "
                              "cuGetProcAddress_v2 (a driver for CUDA 12.0 or later is needed; "
@@ -75,7 +75,8 @@ void Driver::load() {
                             : "symbol not found";
       if (r != CUDA_SUCCESS) why = describe(r);
       std::string versions = "this build uses CUDA " + version_text(CUDA_VERSION);
-      if (driver_version > 0) versions += ", the driver supports CUDA " + version_text(driver_version);
+      if (driver_version > 0)
+        versions += ", the driver supports CUDA " + version_text(driver_version);
       throw std::runtime_error("cannot resolve the driver function " + std::string(name) +
                                " through cuGetProcAddress: " + why + " (" + versions + ")");
     }
@@ -86,13 +87,14 @@ void Driver::load() {
   resolve(reinterpret_cast<void**>(&api_.cuGetErrorString), "cuGetErrorString");
   resolve(reinterpret_cast<void**>(&api_.cuDriverGetVersion), "cuDriverGetVersion");
   if (api_.cuDriverGetVersion(&driver_version) != CUDA_SUCCESS) driver_version = 0;
-#define SAGUARO_CUDA_DRIVER_RESOLVE(name, type)                                                   \
+#define SAGUARO_CUDA_DRIVER_RESOLVE(name, type)                                                    \
   if (api_.name == nullptr) resolve(reinterpret_cast<void**>(&api_.name), #name);
   SAGUARO_CUDA_DRIVER_FUNCTIONS(SAGUARO_CUDA_DRIVER_RESOLVE)
 #undef SAGUARO_CUDA_DRIVER_RESOLVE
 
   CUresult init = api_.cuInit(0);
-  if (init == CUDA_ERROR_NO_DEVICE) throw std::runtime_error("no CUDA device (cuInit: " + describe(init) + ")");
+  if (init == CUDA_ERROR_NO_DEVICE)
+    throw std::runtime_error("no CUDA device (cuInit: " + describe(init) + ")");
   if (init == CUDA_ERROR_STUB_LIBRARY)
     throw std::runtime_error("libcuda.so.1 is the CUDA toolkit's stub, not a driver (" +
                              describe(init) + ")");
@@ -184,10 +186,16 @@ bool Driver::usable(std::string* why) {
 
 namespace saguaro::runtime::cuda {
 
-bool built_with_cuda() { return true; }
+bool built_with_cuda() {
+  return true;
+}
 
-bool available(std::string* why) { return Driver::usable(why); }
+bool available(std::string* why) {
+  return Driver::usable(why);
+}
 
-DeviceInfo device_info() { return Driver::get().info(); }
+DeviceInfo device_info() {
+  return Driver::get().info();
+}
 
 } // namespace saguaro::runtime::cuda

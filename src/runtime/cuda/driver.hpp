@@ -18,46 +18,46 @@ namespace saguaro::runtime::cuda {
 
 // The driver functions used, each with the cudaTypedefs.h type of the version that
 // cuGetProcAddress returns for CUDA_VERSION.
-#define SAGUARO_CUDA_DRIVER_FUNCTIONS(X)                                                          \
-  X(cuGetErrorName, PFN_cuGetErrorName_v6000)                                                     \
-  X(cuGetErrorString, PFN_cuGetErrorString_v6000)                                                 \
-  X(cuDriverGetVersion, PFN_cuDriverGetVersion_v2020)                                             \
-  X(cuInit, PFN_cuInit_v2000)                                                                     \
-  X(cuDeviceGetCount, PFN_cuDeviceGetCount_v2000)                                                 \
-  X(cuDeviceGet, PFN_cuDeviceGet_v2000)                                                           \
-  X(cuDeviceGetName, PFN_cuDeviceGetName_v2000)                                                   \
-  X(cuDeviceGetAttribute, PFN_cuDeviceGetAttribute_v2000)                                         \
-  X(cuDeviceTotalMem, PFN_cuDeviceTotalMem_v3020)                                                 \
-  X(cuDevicePrimaryCtxRetain, PFN_cuDevicePrimaryCtxRetain_v7000)                                 \
-  X(cuCtxSetCurrent, PFN_cuCtxSetCurrent_v4000)                                                   \
-  X(cuStreamCreate, PFN_cuStreamCreate_v2000)                                                     \
-  X(cuStreamSynchronize, PFN_cuStreamSynchronize_v2000)                                           \
-  X(cuStreamCreateWithPriority, PFN_cuStreamCreateWithPriority_v5050)                             \
-  X(cuCtxGetStreamPriorityRange, PFN_cuCtxGetStreamPriorityRange_v5050)                           \
-  X(cuStreamWaitEvent, PFN_cuStreamWaitEvent_v3020)                                               \
-  X(cuMemHostAlloc, PFN_cuMemHostAlloc_v2020)                                                     \
-  X(cuMemFreeHost, PFN_cuMemFreeHost_v2000)                                                       \
-  X(cuIpcGetMemHandle, PFN_cuIpcGetMemHandle_v4010)                                               \
-  X(cuIpcOpenMemHandle, PFN_cuIpcOpenMemHandle_v11000)                                            \
-  X(cuIpcCloseMemHandle, PFN_cuIpcCloseMemHandle_v4010)                                           \
-  X(cuMemAlloc, PFN_cuMemAlloc_v3020)                                                             \
-  X(cuMemFree, PFN_cuMemFree_v3020)                                                               \
-  X(cuMemsetD8Async, PFN_cuMemsetD8Async_v3020)                                                   \
-  X(cuMemcpyHtoDAsync, PFN_cuMemcpyHtoDAsync_v3020)                                               \
-  X(cuMemcpyDtoHAsync, PFN_cuMemcpyDtoHAsync_v3020)                                               \
-  X(cuModuleLoadData, PFN_cuModuleLoadData_v2000)                                                 \
-  X(cuModuleUnload, PFN_cuModuleUnload_v2000)                                                     \
-  X(cuModuleGetFunction, PFN_cuModuleGetFunction_v2000)                                           \
-  X(cuFuncSetAttribute, PFN_cuFuncSetAttribute_v9000)                                             \
-  X(cuFuncGetAttribute, PFN_cuFuncGetAttribute_v2020)                                             \
-  X(cuLaunchKernel, PFN_cuLaunchKernel_v4000)                                                     \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                                                  \
-    PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050)                                        \
-  X(cuEventCreate, PFN_cuEventCreate_v2000)                                                       \
-  X(cuEventRecord, PFN_cuEventRecord_v2000)                                                       \
-  X(cuEventQuery, PFN_cuEventQuery_v2000)                                                         \
-  X(cuEventSynchronize, PFN_cuEventSynchronize_v2000)                                             \
-  X(cuEventElapsedTime, PFN_cuEventElapsedTime_v12080)                                            \
+#define SAGUARO_CUDA_DRIVER_FUNCTIONS(X)                                                           \
+  X(cuGetErrorName, PFN_cuGetErrorName_v6000)                                                      \
+  X(cuGetErrorString, PFN_cuGetErrorString_v6000)                                                  \
+  X(cuDriverGetVersion, PFN_cuDriverGetVersion_v2020)                                              \
+  X(cuInit, PFN_cuInit_v2000)                                                                      \
+  X(cuDeviceGetCount, PFN_cuDeviceGetCount_v2000)                                                  \
+  X(cuDeviceGet, PFN_cuDeviceGet_v2000)                                                            \
+  X(cuDeviceGetName, PFN_cuDeviceGetName_v2000)                                                    \
+  X(cuDeviceGetAttribute, PFN_cuDeviceGetAttribute_v2000)                                          \
+  X(cuDeviceTotalMem, PFN_cuDeviceTotalMem_v3020)                                                  \
+  X(cuDevicePrimaryCtxRetain, PFN_cuDevicePrimaryCtxRetain_v7000)                                  \
+  X(cuCtxSetCurrent, PFN_cuCtxSetCurrent_v4000)                                                    \
+  X(cuStreamCreate, PFN_cuStreamCreate_v2000)                                                      \
+  X(cuStreamSynchronize, PFN_cuStreamSynchronize_v2000)                                            \
+  X(cuStreamCreateWithPriority, PFN_cuStreamCreateWithPriority_v5050)                              \
+  X(cuCtxGetStreamPriorityRange, PFN_cuCtxGetStreamPriorityRange_v5050)                            \
+  X(cuStreamWaitEvent, PFN_cuStreamWaitEvent_v3020)                                                \
+  X(cuMemHostAlloc, PFN_cuMemHostAlloc_v2020)                                                      \
+  X(cuMemFreeHost, PFN_cuMemFreeHost_v2000)                                                        \
+  X(cuIpcGetMemHandle, PFN_cuIpcGetMemHandle_v4010)                                                \
+  X(cuIpcOpenMemHandle, PFN_cuIpcOpenMemHandle_v11000)                                             \
+  X(cuIpcCloseMemHandle, PFN_cuIpcCloseMemHandle_v4010)                                            \
+  X(cuMemAlloc, PFN_cuMemAlloc_v3020)                                                              \
+  X(cuMemFree, PFN_cuMemFree_v3020)                                                                \
+  X(cuMemsetD8Async, PFN_cuMemsetD8Async_v3020)                                                    \
+  X(cuMemcpyHtoDAsync, PFN_cuMemcpyHtoDAsync_v3020)                                                \
+  X(cuMemcpyDtoHAsync, PFN_cuMemcpyDtoHAsync_v3020)                                                \
+  X(cuModuleLoadData, PFN_cuModuleLoadData_v2000)                                                  \
+  X(cuModuleUnload, PFN_cuModuleUnload_v2000)                                                      \
+  X(cuModuleGetFunction, PFN_cuModuleGetFunction_v2000)                                            \
+  X(cuFuncSetAttribute, PFN_cuFuncSetAttribute_v9000)                                              \
+  X(cuFuncGetAttribute, PFN_cuFuncGetAttribute_v2020)                                              \
+  X(cuLaunchKernel, PFN_cuLaunchKernel_v4000)                                                      \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                                                   \
+    PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050)                                         \
+  X(cuEventCreate, PFN_cuEventCreate_v2000)                                                        \
+  X(cuEventRecord, PFN_cuEventRecord_v2000)                                                        \
+  X(cuEventQuery, PFN_cuEventQuery_v2000)                                                          \
+  X(cuEventSynchronize, PFN_cuEventSynchronize_v2000)                                              \
+  X(cuEventElapsedTime, PFN_cuEventElapsedTime_v12080)                                             \
   X(cuEventDestroy, PFN_cuEventDestroy_v4000)
 
 struct DriverApi {

@@ -19,8 +19,8 @@ struct KernelModule::Loaded {
     CUfunction f = nullptr;
     const CUresult r = d.api().cuModuleGetFunction(&f, module, name.c_str());
     if (r != CUDA_SUCCESS)
-      throw std::runtime_error("KernelModule: no kernel '" + name + "' in the module: " +
-                               d.describe(r));
+      throw std::runtime_error("KernelModule: no kernel '" + name +
+                               "' in the module: " + d.describe(r));
     return functions[name] = f;
   }
 };
@@ -46,9 +46,9 @@ KernelModule::~KernelModule() {
 void KernelModule::launch(const std::string& name, const std::array<unsigned, 3>& grid,
                           const std::array<unsigned, 3>& block, void** params) {
   Driver& d = Driver::get();
-  const CUresult r = d.api().cuLaunchKernel(loaded_->function(name), grid[0], grid[1], grid[2],
-                                            block[0], block[1], block[2], 0, d.stream(), params,
-                                            nullptr);
+  const CUresult r =
+      d.api().cuLaunchKernel(loaded_->function(name), grid[0], grid[1], grid[2], block[0], block[1],
+                             block[2], 0, d.stream(), params, nullptr);
   if (r != CUDA_SUCCESS)
     throw std::runtime_error("KernelModule: launching " + name + " failed: " + d.describe(r));
 }

@@ -21,8 +21,8 @@ const char* const kWho = "cuda backend";
 
 void check_nvrtc(nvrtcResult result, const char* call) {
   if (result == NVRTC_SUCCESS) return;
-  throw std::runtime_error(std::string("NVRTC: ") + call + " failed: " +
-                           nvrtcGetErrorString(result));
+  throw std::runtime_error(std::string("NVRTC: ") + call +
+                           " failed: " + nvrtcGetErrorString(result));
 }
 #define SAGUARO_NVRTC(call) check_nvrtc(call, #call)
 

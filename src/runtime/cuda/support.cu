@@ -9,7 +9,7 @@
 typedef long long saguaro_index;
 
 #define SAGUARO_GRID_STRIDE(i, n)                                                                  \
-  for (saguaro_index i = saguaro_index(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);          \
+  for (saguaro_index i = saguaro_index(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);            \
        i += saguaro_index(gridDim.x) * blockDim.x)
 
 // ---- the method of lines (schedule/mol.cpp) ----------------------------------------------------
@@ -77,8 +77,8 @@ __device__ inline saguaro_index saguaro_box_offset(const SaguaroBox& b, saguaro_
 // buffer[f * volume + point] = fields[f][point of the box], f < count, x fastest.
 extern "C" __global__ void saguaro_pack(SaguaroFieldTable fields, int count, SaguaroBox box,
                                         double* __restrict__ buffer) {
-  const saguaro_index volume = saguaro_index(box.hi[0] - box.lo[0]) * (box.hi[1] - box.lo[1]) *
-                               (box.hi[2] - box.lo[2]);
+  const saguaro_index volume =
+      saguaro_index(box.hi[0] - box.lo[0]) * (box.hi[1] - box.lo[1]) * (box.hi[2] - box.lo[2]);
   SAGUARO_GRID_STRIDE(t, volume * count) {
     const saguaro_index f = t / volume;
     buffer[t] = fields.p[f][saguaro_box_offset(box, t - f * volume)];
@@ -88,8 +88,8 @@ extern "C" __global__ void saguaro_pack(SaguaroFieldTable fields, int count, Sag
 // The reverse of saguaro_pack.
 extern "C" __global__ void saguaro_unpack(SaguaroFieldTable fields, int count, SaguaroBox box,
                                           const double* __restrict__ buffer) {
-  const saguaro_index volume = saguaro_index(box.hi[0] - box.lo[0]) * (box.hi[1] - box.lo[1]) *
-                               (box.hi[2] - box.lo[2]);
+  const saguaro_index volume =
+      saguaro_index(box.hi[0] - box.lo[0]) * (box.hi[1] - box.lo[1]) * (box.hi[2] - box.lo[2]);
   SAGUARO_GRID_STRIDE(t, volume * count) {
     const saguaro_index f = t / volume;
     fields.p[f][saguaro_box_offset(box, t - f * volume)] = buffer[t];
@@ -99,8 +99,8 @@ extern "C" __global__ void saguaro_unpack(SaguaroFieldTable fields, int count, S
 // fields[f][point of box to] = fields[f][the same point of box from], f < count.
 extern "C" __global__ void saguaro_copy_box(SaguaroFieldTable fields, int count, SaguaroBox from,
                                             SaguaroBox to) {
-  const saguaro_index volume = saguaro_index(from.hi[0] - from.lo[0]) *
-                               (from.hi[1] - from.lo[1]) * (from.hi[2] - from.lo[2]);
+  const saguaro_index volume = saguaro_index(from.hi[0] - from.lo[0]) * (from.hi[1] - from.lo[1]) *
+                               (from.hi[2] - from.lo[2]);
   SAGUARO_GRID_STRIDE(t, volume * count) {
     const saguaro_index f = t / volume, r = t - f * volume;
     fields.p[f][saguaro_box_offset(to, r)] = fields.p[f][saguaro_box_offset(from, r)];
@@ -113,8 +113,8 @@ extern "C" __global__ void saguaro_copy_box(SaguaroFieldTable fields, int count,
 #define SAGUARO_REDUCE_THREADS 256
 extern "C" __global__ void __launch_bounds__(SAGUARO_REDUCE_THREADS)
     saguaro_reduce(const double* __restrict__ u, SaguaroBox box, double* __restrict__ partials) {
-  const saguaro_index volume = saguaro_index(box.hi[0] - box.lo[0]) * (box.hi[1] - box.lo[1]) *
-                               (box.hi[2] - box.lo[2]);
+  const saguaro_index volume =
+      saguaro_index(box.hi[0] - box.lo[0]) * (box.hi[1] - box.lo[1]) * (box.hi[2] - box.lo[2]);
   double mn = __longlong_as_double(0x7ff0000000000000ll);  // +inf
   double mx = __longlong_as_double(0xfff0000000000000ull); // -inf
   double mabs = 0, sabs = 0, ssq = 0;
