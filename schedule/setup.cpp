@@ -115,15 +115,24 @@ Setup load_setup(const std::string& par_path) {
     throw edl::EdlError(eq->value_loc, fmt::format("no EDL file '{}'", setup.edl_path),
                         {{{}, "Saguaro::equations is relative to the .par file's directory"}});
 
-  // Lower once to learn the thorn's parameters, check the .par against every declaration,
-  // then lower again if the finite-difference order differs from the default.
+  // Lower through parameter declaration, declare the thorn's parameters and check the .par
+  // against every declaration, then finish the lowering once, at the run's
+  // finite-difference order.
   edl::Thorn thorn = edl::parse_file(setup.edl_path);
-  setup.program = calc::lower(thorn, calc::LowerOptions{4});
-  setup.registry.declare_thorn(setup.program.thorn); // activatable without parameters too
-  setup.registry.declare_all(edl_declarations(setup.program));
-  setup.registry.apply(setup.par);
-  int fd_order = int(setup.registry.get_int("Saguaro", "fd_order"));
-  if (fd_order != 4) setup.program = calc::lower(thorn, calc::LowerOptions{fd_order});
+  calc::LoweringState lowering = calc::start_lowering(thorn, calc::LowerOptions{4});
+  calc::run_lowering(lowering, "parameters");
+  try {
+    setup.registry.declare_thorn(lowering.program.thorn); // activatable without parameters too
+    setup.registry.declare_all(edl_declarations(lowering.program));
+    setup.registry.apply(setup.par);
+  } catch (...) {
+    // An error in the rest of the EDL file is reported before one in the .par, as it always
+    // was: finish the lowering (it throws the EDL error if there is one), else rethrow.
+    calc::finish_lowering(std::move(lowering));
+    throw;
+  }
+  calc::set_fd_order(lowering, int(setup.registry.get_int("Saguaro", "fd_order")));
+  setup.program = calc::finish_lowering(std::move(lowering));
 
   // A named device description is read here, so `saguaro check` finds a bad one.
   if (const std::string description = setup.registry.get_string("Saguaro", "device_description");
