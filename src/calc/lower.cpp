@@ -9,27 +9,35 @@
 
 namespace saguaro::calc {
 
+// The passes, in the order they run. A pass acts once for the program (.program), per
+// calculation before its equations (.open), per equation (.equation) and per calculation
+// after its equations (.close); a new pass is one entry here and a file of its own.
 const std::vector<LoweringPass>& lowering_passes() {
   static const std::vector<LoweringPass> passes = {
-      {"names", "name resolution: grid functions, temporaries and their components declared",
-       resolve_names},
-      {"parameters", "parameter declaration: defaults and ranges evaluated and checked",
-       declare_parameters},
-      {"indices",
-       "index analysis and tensor expansion: free and summed indices checked, each equation "
-       "expanded into its components",
-       analyse_declarations, open_calculation, expand_equation},
-      {"stencils",
-       "finite-difference stencils: each component's DAG, derivatives replaced by stencils",
-       nullptr, nullptr, build_equation},
-      {"staging",
-       "stages: intermediates computed before their readers, on the extents they "
-       "are read on; inputs, flops, radius",
-       nullptr, nullptr, nullptr, build_stages},
-      {"races",
-       "the race check: a grid function a calculation writes is read by it only at "
-       "the point itself",
-       nullptr, nullptr, nullptr, check_races},
+      {.name = "names",
+       .summary = "name resolution: grid functions, temporaries and their components declared",
+       .program = resolve_names},
+      {.name = "parameters",
+       .summary = "parameter declaration: defaults and ranges evaluated and checked",
+       .program = declare_parameters},
+      {.name = "indices",
+       .summary = "index analysis and tensor expansion: free and summed indices checked, each "
+                  "equation expanded into its components",
+       .program = analyse_declarations,
+       .open = open_calculation,
+       .equation = expand_equation},
+      {.name = "stencils",
+       .summary = "finite-difference stencils: each component's DAG, derivatives replaced by "
+                  "stencils",
+       .equation = build_equation},
+      {.name = "staging",
+       .summary = "stages: intermediates computed before their readers, on the extents they are "
+                  "read on; inputs, flops, radius",
+       .close = build_stages},
+      {.name = "races",
+       .summary = "the race check: a grid function a calculation writes is read by it only at "
+                  "the point itself",
+       .close = check_races},
   };
   return passes;
 }

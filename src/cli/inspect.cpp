@@ -325,6 +325,8 @@ std::string lowering_to_text(const LoweringState& state, bool expressions) {
   std::string out = fmt::format("after pass '{}' ({} of {} lowering passes: {})\n",
                                 names.empty() ? "" : names.back(), names.size(),
                                 calc::lowering_passes().size(), fmt::join(names, ", "));
+  if (state.passes_run > 0)
+    out += fmt::format("  {}\n", calc::lowering_passes()[state.passes_run - 1].summary);
   if (has_run(state, "staging")) return out + program_to_text(snapshot(state), expressions);
   const Program& program = state.program;
   out += fmt::format("thorn {} (implements {}), finite differences of order {}\n", program.thorn,

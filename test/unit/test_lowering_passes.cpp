@@ -260,7 +260,9 @@ TEST(LoweringPassesCli, InspectAfterPrintsTheState) {
   EXPECT_EQ(last.status, 0) << last.err;
   const std::string heading =
       "after pass 'races' (6 of 6 lowering passes: names, parameters, indices, stencils, "
-      "staging, races)\n";
+      "staging, races)\n"
+      "  the race check: a grid function a calculation writes is read by it only at the point "
+      "itself\n";
   EXPECT_EQ(last.out, heading + plain.out);
 }
 
