@@ -67,9 +67,19 @@ int emit(const saguaro::calc::Program& program, const EmitOptions& options) {
 }
 
 int inspect(const std::string& file, int fd_order, const std::string& format, bool expressions,
-            const EmitOptions& emit_options) {
+            const EmitOptions& emit_options, const std::string& after) {
   using namespace saguaro;
   edl::Thorn thorn = edl::parse_file(file);
+  if (!after.empty()) {
+    // The lowering's state after one of its passes.
+    calc::LoweringState state = calc::start_lowering(thorn, calc::LowerOptions{fd_order});
+    calc::run_lowering(state, after);
+    if (format == "json")
+      std::cout << cli::lowering_to_json(state).dump(2) << "\n";
+    else
+      std::cout << cli::lowering_to_text(state, expressions);
+    return 0;
+  }
   calc::Program program = calc::lower(thorn, calc::LowerOptions{fd_order});
   if (!emit_options.language.empty()) return emit(program, emit_options);
   if (format == "json")
@@ -174,12 +184,28 @@ int main(int argc, char** argv) {
   bool expressions = false;
   inspect_cmd->add_flag("--expressions", expressions,
                         "also print each calculation as straight-line code (text format)");
+  std::string after;
+  CLI::Option* after_option =
+      inspect_cmd
+          ->add_option("--after", after,
+                       "stop the lowering after this pass and print its state; the passes, in "
+                       "order: " +
+                           saguaro::calc::lowering_pass_names())
+          ->check(CLI::Validator(
+              [](std::string& name) {
+                return saguaro::calc::find_lowering_pass(name) >= 0
+                           ? std::string()
+                           : fmt::format("unknown lowering pass '{}': expected one of {}", name,
+                                         saguaro::calc::lowering_pass_names());
+              },
+              "PASS"));
   EmitOptions emit_options;
   inspect_cmd
       ->add_option("--emit", emit_options.language,
                    "print the generated source instead: CUDA kernels or the C++ of the "
                    "CPU backend")
-      ->check(CLI::IsMember({"cuda", "cpp"}));
+      ->check(CLI::IsMember({"cuda", "cpp"}))
+      ->excludes(after_option);
   inspect_cmd
       ->add_option("--buffering", emit_options.buffering,
                    "with --emit cuda: every input's buffering strategy where it applies "
@@ -266,7 +292,7 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*inspect_cmd) return inspect(edl_file, fd_order, format, expressions, emit_options);
+    if (*inspect_cmd) return inspect(edl_file, fd_order, format, expressions, emit_options, after);
     if (*check_cmd) return check(par_file);
     if (*calibrate_cmd) {
       if (calibrate_interconnect)
