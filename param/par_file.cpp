@@ -62,9 +62,6 @@ bool is_name_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
 }
 
-bool is_blank(char c) {
-  return c != '\n' && std::isspace(static_cast<unsigned char>(c));
-}
 bool is_space(char c) {
   return std::isspace(static_cast<unsigned char>(c)) != 0;
 }
@@ -78,7 +75,7 @@ public:
 
   ParFile run() {
     while (!c_.at_end()) {
-      skip_blanks();
+      c_.skip_blanks();
       if (c_.at_end()) break;
       char c = c_.peek();
       if (c == '\n') {
@@ -104,10 +101,9 @@ private:
     if (c == '\n' || c == '\0') return "end of line";
     return support::describe_character(c);
   }
-  void skip_blanks() { c_.advance_while(is_blank); }
   // After a statement: blanks, an optional comment, then the end of the line.
   void end_of_line(const char* after) {
-    skip_blanks();
+    c_.skip_blanks();
     if (c_.peek() == '#') c_.skip_to_end_of_line();
     if (c_.at_end()) return;
     if (c_.peek() == '\n') {
@@ -161,7 +157,7 @@ private:
       throw InputError(
           c_.span(bang),
           fmt::format("unknown directive '!{}': expected '!DESC \"description\"'", word));
-    skip_blanks();
+    c_.skip_blanks();
     if (c_.peek() == '"')
       quoted();
     else
@@ -173,11 +169,11 @@ private:
   int array_index() {
     const support::Position open = c_.position();
     c_.advance();
-    skip_blanks();
+    c_.skip_blanks();
     const support::Position digits = c_.position();
     c_.advance_while([](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
     std::string index(c_.since(digits));
-    skip_blanks();
+    c_.skip_blanks();
     if (index.empty() || c_.peek() != ']') {
       std::size_t end = c_.text().find_first_of("]\n", open.offset);
       if (end == std::string::npos)
@@ -198,7 +194,7 @@ private:
     const support::Position start = c_.position();
     std::string first = name();
     SourceLoc first_loc = c_.at(start, int(first.size()));
-    skip_blanks();
+    c_.skip_blanks();
     if (support::iequals(first, "ActiveThorns") && c_.peek() == '=') {
       active_thorns(first_loc);
       return;
@@ -213,7 +209,7 @@ private:
                                              show_char(c_.peek()), first));
     }
     c_.advance(2);
-    skip_blanks();
+    c_.skip_blanks();
     if (!is_name_start(c_.peek()))
       throw InputError(c_.loc(), fmt::format("unexpected {}: expected a parameter name after "
                                              "'{}::'",
@@ -222,19 +218,19 @@ private:
     a.thorn = first;
     a.name = name();
     std::size_t end = c_.offset();
-    skip_blanks();
+    c_.skip_blanks();
     if (c_.peek() == '[') {
       a.index = array_index();
       end = c_.offset();
     }
     a.loc = c_.at(start, int(end - start.offset));
-    skip_blanks();
+    c_.skip_blanks();
     if (c_.peek() != '=')
       throw InputError(c_.loc(), fmt::format("unexpected {}: expected '=' and a value after "
                                              "'{}::{}'",
                                              show_char(c_.peek()), a.thorn, a.name));
     c_.advance();
-    skip_blanks();
+    c_.skip_blanks();
     if (c_.at_end() || c_.peek() == '\n' || c_.peek() == '#')
       throw InputError(c_.loc(), fmt::format("expected a value after '{}::{} ='", a.thorn, a.name));
     if (c_.peek() == '"') {
@@ -269,7 +265,7 @@ private:
 
   void active_thorns(const SourceLoc& keyword) {
     c_.advance(); // '='
-    skip_blanks();
+    c_.skip_blanks();
     if (c_.peek() != '"')
       throw InputError(c_.peek() == '\n' || c_.at_end() ? keyword : c_.loc(),
                        "ActiveThorns takes a list of thorn names in double quotes, as in "

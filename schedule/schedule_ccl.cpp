@@ -70,8 +70,7 @@ public:
     bool space = false;
     while (!c_.at_end()) {
       char c = c_.peek();
-      if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-        c_.advance();
+      if (c_.skip_blanks()) {
         space = true;
       } else if (c == '\\' && (c_.peek(1) == '\n' || (c_.peek(1) == '\r' && c_.peek(2) == '\n'))) {
         c_.skip_to_end_of_line(); // a line continuation

@@ -42,12 +42,11 @@ public:
   std::vector<Token> run() {
     bool space = false;
     while (!c_.at_end()) {
-      char c = c_.peek();
-      if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-        c_.advance();
+      if (c_.skip_blanks()) {
         space = true;
         continue;
       }
+      char c = c_.peek();
       if (c == '#') {
         c_.skip_to_end_of_line();
         continue;

@@ -26,6 +26,12 @@ void Cursor::skip_to_end_of_line() {
   advance_while([](char c) { return c != '\n'; });
 }
 
+bool Cursor::skip_blanks() {
+  const std::size_t start = at_.offset;
+  advance_while(is_blank);
+  return at_.offset != start;
+}
+
 std::string_view Cursor::since(const Position& from) const {
   return std::string_view(text()).substr(from.offset, at_.offset - from.offset);
 }

@@ -46,6 +46,12 @@ public:
   }
   // Moves up to the next '\n' (a comment's end), not over it.
   void skip_to_end_of_line();
+  // Moves over blanks (white space other than '\n': ' ', '\t', '\r', '\f', '\v'); whether
+  // there were any (tokens that must be glued together care).
+  bool skip_blanks();
+  static bool is_blank(char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+  }
 
   Position position() const { return at_; }
   std::size_t offset() const { return at_.offset; }

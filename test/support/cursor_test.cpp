@@ -105,6 +105,18 @@ TEST(Cursor, SinceSpanAndAStartInTheMiddle) {
   EXPECT_EQ(at.length, 4);
 }
 
+TEST(Cursor, SkipBlanksStopsAtTheNewline) {
+  Cursor c(file(" \t\r\f\vx  \n  y"));
+  EXPECT_TRUE(c.skip_blanks());
+  EXPECT_EQ(c.peek(), 'x');
+  EXPECT_EQ(c.column(), 6);
+  EXPECT_FALSE(c.skip_blanks()); // none here
+  c.advance();
+  EXPECT_TRUE(c.skip_blanks());
+  EXPECT_EQ(c.peek(), '\n');
+  EXPECT_EQ(c.line(), 1);
+}
+
 TEST(Cursor, EmptyFile) {
   Cursor c(file(""));
   EXPECT_TRUE(c.at_end());
