@@ -73,7 +73,7 @@ schedule::ScheduleItem schedule_item(const calc::Calculation& calc, const std::s
   item.description = fmt::format("EDL calculation {}{}", calc.name,
                                  calc.on_boundary ? " (on the outer boundary)" : "");
   item.loc = calc.loc;
-  std::string bin = upper(calc.schedule_bin);
+  std::string bin = support::upper(calc.schedule_bin);
   if (bin.rfind("CCTK_", 0) == 0) bin = bin.substr(5);
   const auto& bins = schedule::bins();
   if (std::find(bins.begin(), bins.end(), bin) != bins.end()) {
@@ -83,10 +83,10 @@ schedule::ScheduleItem schedule_item(const calc::Calculation& calc, const std::s
   } else {
     item.at = false;
     item.where = calc.schedule_bin;
-    if (lower(item.where) == "mol_calcrhs") {
+    if (support::lower(item.where) == "mol_calcrhs") {
       item.where = "MoL_CalcRHS";
       item.before = {"Boundary_RHS"};
-    } else if (lower(item.where) == "mol_poststep") {
+    } else if (support::lower(item.where) == "mol_poststep") {
       item.where = "MoL_PostStep";
       item.after = {"Boundary_ApplyOuter"};
     }
@@ -104,16 +104,18 @@ Setup load_setup(const std::string& par_path) {
 
   const param::Assignment* eq = setup.par.find("Saguaro", "equations");
   if (eq == nullptr || eq->text.empty())
-    throw edl::EdlError(edl::SourceLoc{setup.par.source, 1, 1, 1}, "Saguaro::equations is not set",
-                        {{{},
-                          "name the EDL file with the physics, e.g. "
-                          "Saguaro::equations = \"wave.edl\" (relative to the .par file)"}});
+    throw support::InputError(support::SourceLoc{setup.par.source, 1, 1, 1},
+                              "Saguaro::equations is not set",
+                              {{{},
+                                "name the EDL file with the physics, e.g. "
+                                "Saguaro::equations = \"wave.edl\" (relative to the .par file)"}});
   fs::path edl = eq->text;
   if (edl.is_relative()) edl = fs::path(par_path).parent_path() / edl;
   setup.edl_path = edl.lexically_normal().string();
   if (!fs::is_regular_file(edl))
-    throw edl::EdlError(eq->value_loc, fmt::format("no EDL file '{}'", setup.edl_path),
-                        {{{}, "Saguaro::equations is relative to the .par file's directory"}});
+    throw support::InputError(
+        eq->value_loc, fmt::format("no EDL file '{}'", setup.edl_path),
+        {{{}, "Saguaro::equations is relative to the .par file's directory"}});
 
   // Lower through parameter declaration, declare the thorn's parameters and check the .par
   // against every declaration, then finish the lowering once, at the run's

@@ -173,7 +173,7 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
       b->field_index.push_back(fields_->find(gf.name));
     runtime::Margin m = runtime::required_margin(c);
     b->pointwise = m.max() == 0;
-    b->rhs = lower(c.schedule_bin) == "mol_calcrhs";
+    b->rhs = support::lower(c.schedule_bin) == "mol_calcrhs";
     for (int o : c.outputs) b->outputs.push_back(b->field_index[o]);
     bindings_.push_back(std::move(b));
   }
@@ -229,30 +229,31 @@ std::vector<std::string> Simulation::resolve_output_vars(const std::string& thor
   for (const auto& [g, members] : program.groups) known.push_back(program.thorn + "::" + g);
   for (const auto& [t, members] : program.tensors) known.push_back(program.thorn + "::" + t);
   while (words >> word) {
-    if (lower(word) == "all") {
+    if (support::lower(word) == "all") {
       for (const std::string& v : program.variables) add(v);
       continue;
     }
     std::string var = word;
     if (auto p = word.find("::"); p != std::string::npos) {
       std::string t = word.substr(0, p);
-      if (lower(t) != lower(program.thorn) && lower(t) != lower(program.implements))
+      if (support::lower(t) != support::lower(program.thorn) &&
+          support::lower(t) != support::lower(program.implements))
         par_error(setup_, thorn, name,
                   fmt::format("{}::{} names '{}', which is not a variable of thorn {}", thorn, name,
                               word, program.thorn),
-                  edl::did_you_mean(word, known));
+                  support::did_you_mean(word, known));
       var = word.substr(p + 2);
     }
     bool found = false;
     for (const std::string& v : program.variables)
-      if (lower(v) == lower(var)) {
+      if (support::lower(v) == support::lower(var)) {
         add(v);
         found = true;
       }
     // A group, or a tensor by its name (El for El1 El2 El3).
     for (const auto* sets : {&program.groups, &program.tensors})
       for (const auto& [g, members] : *sets)
-        if (lower(g) == lower(var)) {
+        if (support::lower(g) == support::lower(var)) {
           for (const std::string& m : members) add(m);
           found = true;
         }
@@ -260,7 +261,7 @@ std::vector<std::string> Simulation::resolve_output_vars(const std::string& thor
       par_error(setup_, thorn, name,
                 fmt::format("{}::{} names '{}', which is not a variable or group of thorn {}",
                             thorn, name, word, program.thorn),
-                edl::did_you_mean(word, known));
+                support::did_you_mean(word, known));
   }
   return out;
 }
@@ -302,7 +303,7 @@ void Simulation::bind_schedule() {
   });
   for (const auto& b : bindings_) {
     const CalcBinding* binding = b.get();
-    const bool analysis = upper(binding->calc->schedule_bin) == "ANALYSIS";
+    const bool analysis = support::upper(binding->calc->schedule_bin) == "ANALYSIS";
     ex.bind(binding->calc->name, [this, binding, analysis] {
       // Analysis quantities are only computed when something will be written.
       if (analysis && !analysis_due()) return;

@@ -9,7 +9,7 @@
 //   loop: PRESTEP EVOL(MoL: CalcRHS, update, PostStep per substep) POSTSTEP ANALYSIS
 //   TERMINATE
 //
-// User errors (in the .par or the EDL) are thrown as edl::EdlError: file:line:col and a
+// User errors (in the .par or the EDL) are thrown as support::InputError: file:line:col and a
 // caret; the CLI exits with status 2.
 #pragma once
 
@@ -51,7 +51,7 @@ struct Setup {
   std::string mapping_path;
 };
 
-// Reads and checks the .par file and its EDL file. Throws edl::EdlError for user errors.
+// Reads and checks the .par file and its EDL file. Throws support::InputError for user errors.
 Setup load_setup(const std::string& par_path);
 
 class Simulation {

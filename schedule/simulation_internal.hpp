@@ -4,30 +4,22 @@
 
 #include "schedule/simulation.hpp"
 
-#include "edl/diagnostics.hpp"
+#include "support/diagnostics.hpp"
+#include "support/text.hpp"
 
-#include <cctype>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace saguaro::host {
 
-inline std::string lower(std::string s) {
-  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-inline std::string upper(std::string s) {
-  for (char& c : s) c = char(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // A user error in the .par file, at the setting of thorn::name (the file's start when unset).
-[[noreturn]] inline void par_error(const Setup& setup, const std::string& thorn, const std::string& name,
-                            const std::string& message, std::vector<edl::Note> notes = {}) {
-  edl::SourceLoc loc = setup.registry.set_at(thorn, name);
-  if (!loc.valid()) loc = edl::SourceLoc{setup.par.source, 1, 1, 1};
-  throw edl::EdlError(loc, message, std::move(notes));
+[[noreturn]] inline void par_error(const Setup& setup, const std::string& thorn,
+                                   const std::string& name, const std::string& message,
+                                   std::vector<support::Note> notes = {}) {
+  support::SourceLoc loc = setup.registry.set_at(thorn, name);
+  if (!loc.valid()) loc = support::SourceLoc{setup.par.source, 1, 1, 1};
+  throw support::InputError(loc, message, std::move(notes));
 }
 
 // A compiled calculation, the GridFunctions index of each of its grid functions, and the

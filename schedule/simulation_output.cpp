@@ -5,6 +5,7 @@
 
 #include "io/io.hpp"
 #include "io/predictions.hpp"
+#include "support/files.hpp"
 
 #include <fmt/format.h>
 
@@ -82,7 +83,7 @@ void Simulation::output_hdf5() {
   if (rank_ == 0) fs::create_directories(out_dir_);
   MPI_Barrier(comm_);
   const std::string params = setup_.registry.to_par_text();
-  const std::string thorn = upper(setup_.program.implements);
+  const std::string thorn = support::upper(setup_.program.implements);
   for (const std::string& v : hdf5_vars_)
     io::write_hdf5(out_dir_, decomposition_->patch(), thorn, v, fields_->host(fields_->find(v)),
                    stamp, params);
@@ -148,10 +149,7 @@ bool Simulation::recover() {
         kept << line << "\n";
       }
       in.close();
-      fs::path tmp = file;
-      tmp += ".tmp";
-      std::ofstream(tmp) << kept.str();
-      fs::rename(tmp, file);
+      support::write_atomically(file, kept.str(), "saguaro");
     }
   }
   return true;

@@ -4,8 +4,8 @@
 #include "schedule/simulation.hpp"
 #include "schedule/simulation_internal.hpp"
 
-#include "runtime/disk_cache.hpp"
 #include "runtime/statistics.hpp"
+#include "support/files.hpp"
 
 #include <fmt/format.h>
 
@@ -79,7 +79,7 @@ void Simulation::write_step_breakdown() {
   }
   try {
     fs::create_directories(out_dir_);
-    runtime::write_atomically(fs::path(out_dir_) / "step_breakdown.tsv", out.str(), "saguaro");
+    support::write_atomically(fs::path(out_dir_) / "step_breakdown.tsv", out.str(), "saguaro");
   } catch (const std::exception& e) {
     log_ << "saguaro: step_breakdown.tsv was not written: " << e.what() << "\n";
     return;

@@ -47,6 +47,7 @@
 #include "runtime/kernel.hpp"
 #include "runtime/statistics.hpp"
 #include "schedule/simulation.hpp"
+#include "support/files.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -88,18 +89,6 @@ struct Options {
 
 // ---- files ---------------------------------------------------------------------------------
 
-// Writes `bytes` under a temporary name and renames it into place, so a crash never leaves a
-// torn file behind.
-void write_atomically(const fs::path& path, const std::string& bytes) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(bytes.data(), std::streamsize(bytes.size()));
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
-}
-
 // A float64 array as NumPy's .npy (format 1.0).
 void write_npy(const fs::path& path, const std::vector<double>& data, std::array<long, 3> shape) {
   std::string header =
@@ -114,11 +103,11 @@ void write_npy(const fs::path& path, const std::vector<double>& data, std::array
   bytes += char(len >> 8);
   bytes += header;
   bytes.append(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(double));
-  write_atomically(path, bytes);
+  support::write_atomically(path, bytes, "bench_suite");
 }
 
 void write_text(const fs::path& path, const std::string& text) {
-  write_atomically(path, text);
+  support::write_atomically(path, text, "bench_suite");
 }
 
 // ---- arrays --------------------------------------------------------------------------------

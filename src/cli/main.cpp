@@ -129,7 +129,7 @@ int run(const std::string& par_file) {
   try {
     host::Simulation simulation(host::load_setup(par_file), MPI_COMM_WORLD, std::cout);
     simulation.run();
-  } catch (const edl::EdlError& e) {
+  } catch (const support::InputError& e) { // .par, EDL, CCL, mapping files
     if (rank == 0) std::cerr << e.what();
     status = kBadInput;
   } catch (const std::exception& e) {
@@ -313,7 +313,7 @@ int main(int argc, char** argv) {
     if (!par_file.empty()) return run(par_file);
     std::cout << app.help();
     return 0;
-  } catch (const saguaro::edl::EdlError& e) {
+  } catch (const saguaro::support::InputError& e) {
     std::cerr << e.what();
     return kBadInput;
   } catch (const saguaro::calc::MappingError& e) {

@@ -1,7 +1,7 @@
 #include "io/predictions.hpp"
 
 #include "model/model.hpp"
-#include "runtime/disk_cache.hpp"
+#include "support/files.hpp"
 #include "runtime/statistics.hpp"
 
 #include <fmt/format.h>
@@ -324,8 +324,8 @@ void write_predictions(const std::string& dir, const std::vector<PredictionRecor
     jsonl += j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
   }
   const fs::path base(dir);
-  runtime::write_atomically(base / "predictions.tsv", tsv, "prediction log");
-  runtime::write_atomically(base / "predictions.jsonl", jsonl, "prediction log");
+  support::write_atomically(base / "predictions.tsv", tsv, "prediction log");
+  support::write_atomically(base / "predictions.jsonl", jsonl, "prediction log");
 }
 
 std::vector<PredictionRecord> read_predictions(const std::string& path) {

@@ -474,7 +474,7 @@ TEST(Backend, CudaWithoutAGpuIsAParError) {
   std::string message;
   try {
     host::Simulation sim(std::move(setup), MPI_COMM_WORLD, log);
-  } catch (const edl::EdlError& e) {
+  } catch (const support::InputError& e) {
     message = e.what();
   }
   ASSERT_FALSE(message.empty()) << "no error for Saguaro::backend = \"cuda\" without a GPU";
