@@ -1,9 +1,12 @@
 #include "calc/code_plan.hpp"
 
+#include "calc/strategy.hpp"
+
 #include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 namespace saguaro::calc {
 
@@ -20,96 +23,8 @@ const char* to_string(BufferKind k) {
 
 namespace {
 
-// The box of `offsets` along each axis, [lo, hi], containing 0 when `with_zero`.
-void extent_of(const std::vector<Offset>& offsets, bool with_zero, Offset& lo, Offset& hi) {
-  lo = hi = Offset{0, 0, 0};
-  bool first = !with_zero;
-  for (const Offset& o : offsets) {
-    for (int a = 0; a < 3; ++a) {
-      lo[a] = first ? o[a] : std::min(lo[a], o[a]);
-      hi[a] = first ? o[a] : std::max(hi[a], o[a]);
-    }
-    first = false;
-  }
-}
-
-// The buffers a strategy asks for and where each of its loads reads.
-void plan_input(CodePlan& plan, std::size_t& shared, PlannedInput& in,
-                const std::vector<Offset>& offsets) {
-  const int e = plan.e, f = plan.f;
-  const BlockConfig& blk = plan.block;
-  const int g = in.grid_function;
-  const Buffering b = in.strategy;
-  int pipeline = -1, tile = -1, plane = -1;
-  if (b == Buffering::Register || b == Buffering::Plus) {
-    std::vector<Offset> line;
-    for (const Offset& o : offsets)
-      if (o[0] == 0 && o[f] == 0) line.push_back(o);
-    Offset lo, hi;
-    extent_of(line, b == Buffering::Plus, lo, hi);
-    pipeline = int(plan.pipelines.size());
-    plan.pipelines.push_back({g, lo[e], hi[e]});
-  }
-  if (b == Buffering::Shared) {
-    SharedBuffer t;
-    t.grid_function = g;
-    extent_of(offsets, true, t.lo, t.hi);
-    t.nx = blk.tx + t.hi[0] - t.lo[0];
-    t.nf = blk.tf + t.hi[f] - t.lo[f];
-    t.ne = blk.tee + t.hi[e] - t.lo[e];
-    t.base = shared;
-    shared += t.elements();
-    tile = int(plan.tiles.size());
-    plan.tiles.push_back(t);
-  }
-  if (b == Buffering::Plus) {
-    std::vector<Offset> in_plane;
-    for (const Offset& o : offsets)
-      if (o[e] == 0) in_plane.push_back(o);
-    SharedBuffer t;
-    t.grid_function = g;
-    extent_of(in_plane, true, t.lo, t.hi);
-    t.nx = blk.tx + t.hi[0] - t.lo[0];
-    t.nf = blk.tf + t.hi[f] - t.lo[f];
-    t.base = shared;
-    t.fill_pipeline = pipeline;
-    const int threads = blk.threads();
-    t.halo_slots = (t.nx * t.nf + threads - 1) / threads;
-    shared += t.elements();
-    plane = int(plan.planes.size());
-    plan.planes.push_back(t);
-  }
-  for (const Offset& o : offsets) {
-    Load l;
-    l.offset = o;
-    switch (b) {
-    case Buffering::Unbuffered: l.kind = BufferKind::Global; break;
-    case Buffering::ReadOnly: l.kind = BufferKind::ReadOnly; break;
-    case Buffering::Register:
-      l = {o, BufferKind::Register, pipeline, o[e]};
-      break;
-    case Buffering::Shared: {
-      const SharedBuffer& t = plan.tiles[std::size_t(tile)];
-      l = {o, BufferKind::SharedTile, tile, long(o[e]) * t.nf * t.nx + long(o[f]) * t.nx + o[0]};
-      break;
-    }
-    case Buffering::Plus:
-      if (o[0] == 0 && o[f] == 0) {
-        l = {o, BufferKind::Register, pipeline, o[e]};
-      } else if (o[e] == 0) {
-        const SharedBuffer& t = plan.planes[std::size_t(plane)];
-        l = {o, BufferKind::SharedPlane, plane, long(o[f]) * t.nx + o[0]};
-      } else {
-        l.kind = BufferKind::Global;
-      }
-      break;
-    }
-    in.loads.push_back(l);
-  }
-}
-
-CodePlan plan_one(const Calculation& calc, const KernelMapping& km, const KernelPlan& kp,
-                  int index, const std::map<NodeId, int>& slot) {
+CodePlan plan_one(const Calculation& calc, const KernelMapping& km, const KernelPlan& kp, int index,
+                  const std::map<NodeId, int>& slot) {
   const Dag& dag = calc.dag;
   const Stage& stage = calc.stages[std::size_t(km.stage)];
   CodePlan plan;
@@ -133,7 +48,12 @@ CodePlan plan_one(const Calculation& calc, const KernelMapping& km, const Kernel
     if (auto it = km.buffering.find(s.grid_function); it != km.buffering.end())
       in.strategy = it->second;
     in.written = written.count(s.grid_function) > 0;
-    plan_input(plan, shared, in, s.offsets);
+    PlanBuilder builder(plan, shared);
+    in.loads = strategy(in.strategy).plan(builder, in.grid_function, s.offsets);
+    if (in.loads.size() != s.offsets.size())
+      throw std::logic_error(std::string("buffering strategy ") + letter(in.strategy) +
+                             " planned " + std::to_string(in.loads.size()) + " loads for " +
+                             std::to_string(s.offsets.size()) + " offsets");
     for (const Load& l : in.loads) load_of[{s.grid_function, l.offset}] = l;
     plan.inputs.push_back(std::move(in));
   }
@@ -252,8 +172,8 @@ std::string to_string(const Calculation& calc, const CodePlan& plan) {
     for (const SharedBuffer& t : *set)
       o << "  " << (set == &plan.tiles ? "shared tile " : "shared plane ") << gf(t.grid_function)
         << ": " << t.nx << " x " << t.nf << " x " << t.ne << " (x, " << axis[plan.f] << ", "
-        << axis[plan.e] << ") at " << t.base * sizeof(double) << " bytes, stencil "
-        << offset(t.lo) << " .. " << offset(t.hi)
+        << axis[plan.e] << ") at " << t.base * sizeof(double) << " bytes, stencil " << offset(t.lo)
+        << " .. " << offset(t.hi)
         << (set == &plan.planes ? ", halo slots " + std::to_string(t.halo_slots) : "") << "\n";
   for (const PlannedInput& in : plan.inputs) {
     o << "  input " << gf(in.grid_function) << " [" << letter(in.strategy) << "]"

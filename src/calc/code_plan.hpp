@@ -57,9 +57,9 @@ struct RegisterPipeline {
 // (a, b, c) (along x, f, e, from lo) lies at base + a + b * nx + c * nx * nf.
 struct SharedBuffer {
   int grid_function = -1;
-  std::size_t base = 0;      // offset in the dynamic shared memory [doubles]
-  Offset lo{0, 0, 0};        // the stencil's lower extent per axis (x, y, z), 0 included
-  Offset hi{0, 0, 0};        // its upper extent
+  std::size_t base = 0;       // offset in the dynamic shared memory [doubles]
+  Offset lo{0, 0, 0};         // the stencil's lower extent per axis (x, y, z), 0 included
+  Offset hi{0, 0, 0};         // its upper extent
   int nx = 0, nf = 0, ne = 1; // points along x, f and e
   // Planes: the register pipeline whose slot 0 fills the thread's own point, and the halo's
   // slots per thread (entries of the plane that are no thread's own, loaded one plane ahead).
@@ -123,19 +123,19 @@ struct CodePlan {
   std::array<bool, 3> coordinates{false, false, false}; // axes whose coordinate is used
 
   // Evaluation.
-  std::vector<Step> steps;        // the body in order; stores last when the kernel reads a
-                                  // grid function it writes (no load may see them)
-  std::vector<NodeId> uniforms;   // computed once per thread, increasing id
-  std::vector<int> parameters;    // Program::parameters indices, increasing
+  std::vector<Step> steps;      // the body in order; stores last when the kernel reads a
+                                // grid function it writes (no load may see them)
+  std::vector<NodeId> uniforms; // computed once per thread, increasing id
+  std::vector<int> parameters;  // Program::parameters indices, increasing
 
   // Arguments, in the calling convention's order (codegen/cuda.hpp).
-  std::vector<FieldArgument> fields; // increasing grid function
+  std::vector<FieldArgument> fields;          // increasing grid function
   std::vector<TemporaryArgument> temporaries; // read ones, then written ones
 };
 
 struct CalculationPlan {
-  std::vector<CodePlan> kernels;      // in launch order
-  std::vector<NodeId> temporaries;    // scratch arrays: temporary_arrays(mapping)
+  std::vector<CodePlan> kernels;   // in launch order
+  std::vector<NodeId> temporaries; // scratch arrays: temporary_arrays(mapping)
 };
 
 // The kernel plans of `mapping` (checked by plan_kernels; throws MappingError).
