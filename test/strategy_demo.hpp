@@ -21,9 +21,12 @@ inline calc::Strategy line_cached_strategy() {
     const std::size_t f = std::size_t(3 - e);
     int line = 0;
     for (const calc::Offset& o : offsets) line += o[0] == 0 && o[f] == 0;
-    if (written) why = "the kernel also writes it (the read-only cache is not coherent)";
-    else if (line < 2) why = "fewer than two offsets on the iteration axis";
-    else if (line == int(offsets.size())) why = "every offset is on the iteration axis (use r)";
+    if (written)
+      why = "the kernel also writes it (the read-only cache is not coherent)";
+    else if (line < 2)
+      why = "fewer than two offsets on the iteration axis";
+    else if (line == int(offsets.size()))
+      why = "every offset is on the iteration axis (use r)";
     return !written && line >= 2 && line < int(offsets.size());
   };
   s.plan = [](calc::PlanBuilder& b, int g, const std::vector<calc::Offset>& offsets) {

@@ -73,8 +73,7 @@ struct ModelTerms {
 // Building a kernel plan's buffers (calc/code_plan.cpp): what a strategy's plan calls.
 class PlanBuilder {
 public:
-  PlanBuilder(CodePlan& plan, std::size_t& shared_doubles)
-      : plan_(plan), shared_(shared_doubles) {}
+  PlanBuilder(CodePlan& plan, std::size_t& shared_doubles) : plan_(plan), shared_(shared_doubles) {}
   int e() const { return plan_.e; }
   int f() const { return plan_.f; }
   const BlockConfig& block() const { return plan_.block; }
@@ -98,16 +97,16 @@ private:
 };
 
 struct Strategy {
-  Buffering id{};          // assigned by the registry: its place in the list
-  char letter = '?';       // in mappings, mapping files, Saguaro::cuda_buffering, the CLI
-  const char* name = "";   // "register"
+  Buffering id{};           // assigned by the registry: its place in the list
+  char letter = '?';        // in mappings, mapping files, Saguaro::cuda_buffering, the CLI
+  const char* name = "";    // "register"
   const char* summary = ""; // one line: the CLI's help and param.ccl's keyword description
   TrafficPath path = TrafficPath::Direct;
   ReuseResource resource = ReuseResource::OnChip;
   // Whether it applies to a grid function read at `offsets` by a kernel iterating along e
   // (which also writes it when `written`); when not, `why` says why.
-  bool (*applies)(const std::vector<Offset>& offsets, int e, bool written, std::string& why) =
-      nullptr;
+  bool (*applies)(const std::vector<Offset>& offsets, int e, bool written,
+                  std::string& why) = nullptr;
   // The buffers it needs for `offsets` and one load per offset, in order.
   std::vector<Load> (*plan)(PlanBuilder& b, int grid_function,
                             const std::vector<Offset>& offsets) = nullptr;
@@ -120,7 +119,7 @@ struct Strategy {
 const std::vector<const Strategy*>& strategies();
 const Strategy& strategy(Buffering b);
 const Strategy* strategy_for_letter(char c); // null for other letters
-std::vector<std::string> strategy_letters();  // {"u", "r", "b", "p", "c"}: the list's letters
+std::vector<std::string> strategy_letters(); // {"u", "r", "b", "p", "c"}: the list's letters
 
 // A test hook: registers `s` (giving it the next id) for the life of the object.
 class ScopedStrategy {

@@ -30,9 +30,9 @@ TEST(StrategyList, MovesAreEveryStrategyButUInTheListsOrder) {
   const model::KernelProfile k = model::profile_mapping(calc, calc::default_mapping(calc)).at(0);
   ASSERT_EQ(k.inputs.size(), 1u);
   // Off the z axis too, so r does not apply; b, p and c do.
-  EXPECT_EQ(buffering_moves(k.inputs[0], 2), (std::vector<calc::Buffering>{
-                                                 calc::Buffering::Shared, calc::Buffering::Plus,
-                                                 calc::Buffering::ReadOnly}));
+  EXPECT_EQ(buffering_moves(k.inputs[0], 2),
+            (std::vector<calc::Buffering>{calc::Buffering::Shared, calc::Buffering::Plus,
+                                          calc::Buffering::ReadOnly}));
   EXPECT_EQ(buffering_moves(k.inputs[0], 2, strategy_bit(calc::Buffering::Plus)),
             std::vector<calc::Buffering>{calc::Buffering::Plus});
 }

@@ -56,8 +56,8 @@ Strategy plus_strategy() {
     t.l2_footprint = round_line_plus(sh.s_x + k.tx, k.LS_L2) * (k.tf + sh.s_f);
     t.shared_loads = sh.r_x + sh.r_f;
     t.barriers = 1;
-    t.issue = sh.r_o + 1 + sh.s_e / k.tee + sh.r_x + sh.r_f + (sh.s_x + k.tx) * (sh.s_f + k.tf) /
-                                                                    k.plane;
+    t.issue =
+        sh.r_o + 1 + sh.s_e / k.tee + sh.r_x + sh.r_f + (sh.s_x + k.tx) * (sh.s_f + k.tf) / k.plane;
     return t;
   };
   return s;

@@ -34,8 +34,8 @@ Strategy shared_strategy() {
     t.l2_footprint = round_line_plus(sh.s_x + k.tx, k.LS_L2) * (k.tf + sh.s_f);
     t.shared_loads = sh.r;
     t.barriers = 1;
-    t.issue = sh.offsets + round_line_plus(sh.s_x + k.tx, 1) * (sh.s_f + k.tf) *
-                               (sh.s_e + k.tee) / (k.plane * k.tee) * 2; // fill: load + store
+    t.issue = sh.offsets + round_line_plus(sh.s_x + k.tx, 1) * (sh.s_f + k.tf) * (sh.s_e + k.tee) /
+                               (k.plane * k.tee) * 2; // fill: load + store
     return t;
   };
   return s;
