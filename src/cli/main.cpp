@@ -1,9 +1,11 @@
 // The `saguaro` command line.
 #include "calc/lower.hpp"
 #include "calc/mapping.hpp"
+#include "calc/strategy.hpp"
 #include "cli/calibrate.hpp"
 #include "cli/inspect.hpp"
 #include "cli/map.hpp"
+#include "cli/plan.hpp"
 #include "cli/report.hpp"
 #include "codegen/cpp.hpp"
 #include "codegen/cuda.hpp"
@@ -31,10 +33,37 @@ constexpr int kBadInput = 2;
 
 struct EmitOptions {
   std::string language;           // "", "cuda" or "cpp"
-  std::string buffering = "u";    // CUDA: u r b p c mixed
+  std::string buffering = "u";    // CUDA: a strategy's letter (u r b p c) or mixed
   std::string block = "z 32x8x8"; // CUDA: the block configuration
   bool ptxas = false;             // CUDA: compile with NVRTC and print ptxas's report
+  bool plan = false;              // print the kernel plans instead
 };
+
+// The mappings --buffering and --block ask for, one per calculation.
+std::vector<saguaro::calc::Mapping> option_mappings(const saguaro::calc::Program& program,
+                                                    const EmitOptions& options) {
+  const saguaro::calc::BlockConfig block = saguaro::calc::parse_block_config(options.block);
+  std::vector<saguaro::calc::Mapping> mappings;
+  for (const saguaro::calc::Calculation& c : program.calculations)
+    mappings.push_back(saguaro::calc::strategy_mapping(c, options.buffering, block));
+  return mappings;
+}
+
+// --buffering's words: every strategy's letter, then "mixed".
+std::vector<std::string> buffering_words() {
+  std::vector<std::string> words = saguaro::calc::strategy_letters();
+  words.push_back("mixed");
+  return words;
+}
+
+// --buffering's help: the strategies, one per line, from the list (calc/strategies/list.cpp).
+std::string buffering_help() {
+  std::string text = "with --emit cuda or --plan: every input's buffering strategy where it "
+                     "applies, or mixed (each kernel's inputs take every strategy in turn):";
+  for (const saguaro::calc::Strategy* s : saguaro::calc::strategies())
+    text += fmt::format("\n  {}  {}", s->letter, s->summary);
+  return text;
+}
 
 // `saguaro inspect FILE.edl --emit cuda`: the generated source of every calculation.
 int emit(const saguaro::calc::Program& program, const EmitOptions& options) {
@@ -43,10 +72,7 @@ int emit(const saguaro::calc::Program& program, const EmitOptions& options) {
     std::cout << codegen::generate_cpp(program);
     return 0;
   }
-  const calc::BlockConfig block = calc::parse_block_config(options.block);
-  std::vector<calc::Mapping> mappings;
-  for (const calc::Calculation& c : program.calculations)
-    mappings.push_back(calc::strategy_mapping(c, options.buffering, block));
+  const std::vector<calc::Mapping> mappings = option_mappings(program, options);
   if (!options.ptxas) {
     std::cout << codegen::generate_cuda(program, mappings).source;
     return 0;
@@ -81,6 +107,14 @@ int inspect(const std::string& file, int fd_order, const std::string& format, bo
     return 0;
   }
   calc::Program program = calc::lower(thorn, calc::LowerOptions{fd_order});
+  if (emit_options.plan) {
+    const std::vector<calc::Mapping> mappings = option_mappings(program, emit_options);
+    if (format == "json")
+      std::cout << cli::plans_to_json(program, mappings).dump(2) << "\n";
+    else
+      std::cout << cli::plans_to_text(program, mappings);
+    return 0;
+  }
   if (!emit_options.language.empty()) return emit(program, emit_options);
   if (format == "json")
     std::cout << cli::program_to_json(program).dump(2) << "\n";
@@ -207,14 +241,17 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"cuda", "cpp"}))
       ->excludes(after_option);
   inspect_cmd
-      ->add_option("--buffering", emit_options.buffering,
-                   "with --emit cuda: every input's buffering strategy where it applies "
-                   "(u r b p c), or mixed")
-      ->check(CLI::IsMember({"u", "r", "b", "p", "c", "mixed"}))
+      ->add_flag("--plan", emit_options.plan,
+                 "print every kernel's plan (iteration space, buffers, each load's "
+                 "buffer, shared memory, arguments) under --buffering and --block "
+                 "(text or json)")
+      ->excludes(after_option);
+  inspect_cmd->add_option("--buffering", emit_options.buffering, buffering_help())
+      ->check(CLI::IsMember(buffering_words()))
       ->capture_default_str();
   inspect_cmd
       ->add_option("--block", emit_options.block,
-                   "with --emit cuda: the block configuration, iteration axis then "
+                   "with --emit cuda or --plan: the block configuration, iteration axis then "
                    "t_x x t_f x t_ee")
       ->capture_default_str();
   inspect_cmd->add_flag("--ptxas", emit_options.ptxas,
@@ -276,6 +313,9 @@ int main(int argc, char** argv) {
                    "default (no model)")
       ->check(CLI::IsMember({"model", "exhaustive", "default"}))
       ->capture_default_str();
+  map_cmd->add_flag("--plan", map_command.plan,
+                    "also print the chosen mappings' kernel plans (buffers, each load's buffer, "
+                    "shared memory, arguments)");
   map_cmd->add_option("--save", map_command.save,
                       "write the chosen mappings to this file (read by Saguaro::mapper = "
                       "\"fixed\" with Saguaro::mapping_file)");
