@@ -23,8 +23,9 @@ inline std::string upper(std::string s) {
 }
 
 // A user error in the .par file, at the setting of thorn::name (the file's start when unset).
-[[noreturn]] inline void par_error(const Setup& setup, const std::string& thorn, const std::string& name,
-                            const std::string& message, std::vector<edl::Note> notes = {}) {
+[[noreturn]] inline void par_error(const Setup& setup, const std::string& thorn,
+                                   const std::string& name, const std::string& message,
+                                   std::vector<edl::Note> notes = {}) {
   edl::SourceLoc loc = setup.registry.set_at(thorn, name);
   if (!loc.valid()) loc = edl::SourceLoc{setup.par.source, 1, 1, 1};
   throw edl::EdlError(loc, message, std::move(notes));
