@@ -4,7 +4,7 @@
 #include "schedule/simulation.hpp"
 #include "schedule/simulation_internal.hpp"
 
-#include "runtime/cuda.hpp"
+#include "runtime/backend_registry.hpp"
 
 #include <fmt/format.h>
 
@@ -21,13 +21,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Whether every rank of `comm` can use a GPU; when not, `why` is the reason the first rank
-// without one gives (the same text on every rank, so all of them decide alike).
-bool cuda_available_everywhere(MPI_Comm comm, std::string& why) {
+// Whether every rank of `comm` can use the backend `entry`; when not, `why` is the reason the
+// first rank without it gives (the same text on every rank, so all of them decide alike).
+bool available_everywhere(MPI_Comm comm, const runtime::BackendEntry& entry, std::string& why) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   std::string reason;
-  const bool here = runtime::cuda::available(&reason);
+  const bool here = entry.available(&reason);
   int first_without = here ? INT_MAX : rank, first = INT_MAX;
   MPI_Allreduce(&first_without, &first, 1, MPI_INT, MPI_MIN, comm);
   if (first == INT_MAX) return true;
@@ -36,52 +36,52 @@ bool cuda_available_everywhere(MPI_Comm comm, std::string& why) {
   reason.resize(std::size_t(length));
   MPI_Bcast(reason.data(), length, MPI_CHAR, first, comm);
   why = first > 0 ? fmt::format("rank {}: {}", first, reason) : reason;
-  if (why.empty()) why = "no usable GPU";
+  if (why.empty()) why = "no reason given";
   return false;
 }
 
-} // namespace
+// The outer faces' parameter suffixes, [axis][lower/upper].
+const char* const kFaces[3][2] = {
+    {"x_lower", "x_upper"}, {"y_lower", "y_upper"}, {"z_lower", "z_upper"}};
 
-Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
-    : setup_(std::move(setup)), comm_(comm), log_(log) {
-  MPI_Comm_rank(comm_, &rank_);
-  const param::Registry& reg = setup_.registry;
-  const calc::Program& program = setup_.program;
-
-  // Ghost width: the widest reach of any calculation, unless the user asks for more.
+// The ghost width: the widest reach of any calculation, unless the user asks for more.
+int required_ghost_width(const Setup& setup) {
+  const param::Registry& reg = setup.registry;
   int needed = 1;
   std::string widest;
-  for (const calc::Calculation& c : program.calculations)
+  for (const calc::Calculation& c : setup.program.calculations)
     if (int m = runtime::required_margin(c).max(); m > needed) {
       needed = m;
       widest = c.name;
     }
-  ghost_ = needed;
+  int ghost = needed;
   if (long g = reg.get_int("Driver", "ghost_size"); g >= 0) {
     if (g < needed)
-      par_error(setup_, "Driver", "ghost_size",
+      par_error(setup, "Driver", "ghost_size",
                 fmt::format("Driver::ghost_size = {} is less than the {} points calculation '{}' "
                             "reads beyond the points it computes",
                             g, needed, widest));
-    ghost_ = int(g);
+    ghost = int(g);
   }
-  static const char* faces[3][2] = {
-      {"x_lower", "x_upper"}, {"y_lower", "y_upper"}, {"z_lower", "z_upper"}};
   for (int a = 0; a < 3; ++a)
     for (int s = 0; s < 2; ++s) {
-      std::string name = std::string("boundary_size_") + faces[a][s];
+      std::string name = std::string("boundary_size_") + kFaces[a][s];
       long b = reg.get_int("CoordBase", name);
       if (b < 0) continue;
       if (b < needed)
-        par_error(setup_, "CoordBase", name,
+        par_error(setup, "CoordBase", name,
                   fmt::format("CoordBase::{} = {} is less than the stencil reach {} of '{}'", name,
                               b, needed, widest));
-      ghost_ = std::max(ghost_, int(b));
+      ghost = std::max(ghost, int(b));
     }
+  return ghost;
+}
 
-  // The grid.
+// The grid the parameters describe (CoordBase, Periodic), with `ghost` ghost points.
+grid::GridSpec grid_spec(const Setup& setup, int ghost) {
+  const param::Registry& reg = setup.registry;
   grid::GridSpec spec;
-  spec.ghost = ghost_;
+  spec.ghost = ghost;
   const bool all_periodic = reg.get_bool("Periodic", "periodic");
   const char* axis_names[3] = {"x", "y", "z"};
   const bool by_cells = reg.get_keyword("CoordBase", "spacing") == "numcells";
@@ -91,7 +91,7 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
     double lo = reg.get_real("CoordBase", ax + "min"), hi = reg.get_real("CoordBase", ax + "max");
     if (!(hi > lo))
       par_error(
-          setup_, "CoordBase", ax + "max",
+          setup, "CoordBase", ax + "max",
           fmt::format("CoordBase::{}max = {} must be larger than {}min = {}", ax, hi, ax, lo));
     long cells;
     if (by_cells) {
@@ -101,7 +101,7 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
       double n = (hi - lo) / d;
       cells = std::lround(n);
       if (cells < 1 || std::abs(n - double(cells)) > 1e-8 * n)
-        par_error(setup_, "CoordBase", "d" + ax,
+        par_error(setup, "CoordBase", "d" + ax,
                   fmt::format("CoordBase::d{} = {} does not divide {}max - {}min = {} into whole "
                               "cells ({:.6g} cells)",
                               ax, d, ax, ax, hi - lo, n),
@@ -113,26 +113,39 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
     spec.spacing[a] = (hi - lo) / double(cells);
     spec.points[a] = int(spec.periodic[a] ? cells : cells + 1);
   }
+  return spec;
+}
+
+} // namespace
+
+Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
+    : setup_(std::move(setup)), comm_(comm), log_(log) {
+  MPI_Comm_rank(comm_, &rank_);
+  const param::Registry& reg = setup_.registry;
+  const calc::Program& program = setup_.program;
+
+  ghost_ = required_ghost_width(setup_);
+  const grid::GridSpec spec = grid_spec(setup_, ghost_);
   decomposition_ = std::make_unique<grid::Decomposition>(spec, comm_);
 
-  // The backend, before any storage: its ArraySpace holds every grid function. "auto" is
-  // CUDA when every rank has a GPU, else the generated C++.
-  std::string backend = reg.get_keyword("Saguaro", "backend");
-  if (backend == "auto" || backend == "cuda") {
-    std::string why;
-    const bool gpu = cuda_available_everywhere(comm_, why);
-    if (backend == "cuda" && !gpu)
-      par_error(setup_, "Saguaro", "backend",
-                fmt::format("Saguaro::backend = \"cuda\", but no GPU can be used: {}", why),
-                {{{},
-                  "use \"auto\" (CUDA when a GPU is present, generated C++ otherwise) or "
-                  "\"cpu\""}});
-    if (backend == "auto") backend = gpu ? "cuda" : "cpu";
-  }
+  // The backend, before any storage: its ArraySpace holds every grid function. "auto" is the
+  // registry's first backend that every rank can use (CUDA when every rank has a GPU, else the
+  // generated C++).
+  const std::string word = reg.get_keyword("Saguaro", "backend");
+  const runtime::BackendChoice choice =
+      runtime::choose_backend(word, [this](const runtime::BackendEntry& entry, std::string& why) {
+        return available_everywhere(comm_, entry, why);
+      });
+  if (!choice.error.empty())
+    par_error(setup_, "Saguaro", "backend",
+              fmt::format("Saguaro::backend = \"{}\", but {}", word, choice.error),
+              {{{},
+                "use \"auto\" (CUDA when a GPU is present, generated C++ otherwise) or "
+                "\"cpu\""}});
   runtime::BackendOptions options;
   options.cache_dir = reg.get_string("Saguaro", "cache_dir");
   options.verbose = reg.get_bool("Saguaro", "verbose") && rank_ == 0;
-  backend_ = runtime::make_backend(backend, options);
+  backend_ = runtime::make_backend(choice.name, options);
   runtime::ArraySpace& space = backend_->space();
   fields_ = std::make_unique<grid::GridFunctions>(decomposition_->patch(), space);
 
@@ -154,15 +167,15 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
   const std::string all_faces = reg.get_keyword("Saguaro", "boundary_condition");
   for (int a = 0; a < 3; ++a)
     for (int s = 0; s < 2; ++s) {
-      std::string face = reg.get_keyword("Saguaro", std::string("boundary_") + faces[a][s]);
+      std::string face = reg.get_keyword("Saguaro", std::string("boundary_") + kFaces[a][s]);
       boundary_[a][s] = grid::boundary_kind_from_string(face == "default" ? all_faces : face);
     }
 
-  choose_device(backend);
+  choose_device();
 
   // Map and compile.
-  mappings_ = choose_mappings(backend);
-  kernels_ = backend_->compile(program, mappings_);
+  plan_mappings();
+  kernels_ = backend_->compile(program, plan_.mappings());
 
   for (std::size_t i = 0; i < program.calculations.size(); ++i) {
     const calc::Calculation& c = program.calculations[i];
@@ -177,7 +190,7 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
     for (int o : c.outputs) b->outputs.push_back(b->field_index[o]);
     bindings_.push_back(std::move(b));
   }
-  decide_launches(backend);
+  plan_launches();
 
   // Output.
   out_dir_ = output_directory(setup_);
@@ -330,16 +343,14 @@ void Simulation::run() {
                         patch.spec.spacing[0], patch.spec.spacing[1], patch.spec.spacing[2], ghost_,
                         patch.ranks, patch.ranks == 1 ? "" : "s", decomposition_->dims()[0],
                         decomposition_->dims()[1], decomposition_->dims()[2]);
-    std::string backend = backend_->name();
-    if (backend == "cuda") {
-      const runtime::cuda::DeviceInfo device = runtime::cuda::device_info();
-      backend += fmt::format(" ({}, {})", device.name, device.arch());
-    }
+    const runtime::BackendDescription described = backend_->description();
+    std::string backend = described.name;
+    if (!described.device_detail.empty()) backend += fmt::format(" ({})", described.device_detail);
     log_ << fmt::format("  backend {}, fd order {}, {}\n", backend, program.fd_order,
                         reg.get_keyword("MoL", "ODE_Method"));
     if (const std::string summary = backend_->compile_summary(); !summary.empty())
       log_ << "  " << summary << "\n";
-    for (const std::string& line : mapper_log_) log_ << "  " << line << "\n";
+    for (const std::string& line : plan_.log) log_ << "  " << line << "\n";
     if (prediction_log_ && device_ && device_->kind == "cpu")
       log_ << fmt::format("  prediction log: roofline of {}, {}: {:.1f} GB/s DRAM (triad), {:.1f} "
                           "GFLOP/s FP64, {:g} core{}\n",

@@ -34,16 +34,18 @@ bool Simulation::write_prediction_log(bool at_end) {
   if (timings.empty()) return false;
   io::PredictionSource source;
   source.backend = backend_->name();
+  source.host = backend_->description().model == runtime::DeviceModel::host_roofline;
   source.device = device_ ? &*device_ : nullptr;
   source.note = device_note_;
   source.ranks = decomposition_->patch().ranks;
   source.iteration = iteration_;
   std::vector<io::PredictionRecord> records;
   try {
-    records = io::prediction_records(setup_.program, mappings_, timings, source, candidates_);
+    records = io::prediction_records(setup_.program, plan_.mappings(), timings, source,
+                                     plan_.candidates());
     if (!exchange_samples_.empty())
-      records.push_back(
-          io::exchange_record(exchange_samples_, exchange_predicted_, exchange_words_, source));
+      records.push_back(io::exchange_record(exchange_samples_, plan_.exchange_predicted,
+                                            plan_.exchange_words, source));
     io::write_predictions(out_dir_, records);
   } catch (const std::exception& e) {
     log_ << "saguaro: the prediction log was not written: " << e.what() << "\n";

@@ -60,12 +60,13 @@ void Simulation::write_step_breakdown() {
   for (const auto& b : bindings_)
     if (b->split) split += (split.empty() ? "" : " ") + b->calc->name;
   std::ostringstream out;
-  out << fmt::format(
-      "# saguaro step breakdown: {}, {} rank{} as {} x {} x {}, patch {} x {} x {}, "
-      "backend {}; ghost exchange: {}; split around it: {}\n",
-      setup_.par_path, patch.ranks, patch.ranks == 1 ? "" : "s", decomposition_->dims()[0],
-      decomposition_->dims()[1], decomposition_->dims()[2], n[0], n[1], n[2], backend_->name(),
-      exchange_words_.empty() ? "no messages" : exchange_words_, split.empty() ? "none" : split);
+  out << fmt::format("# saguaro step breakdown: {}, {} rank{} as {} x {} x {}, patch {} x {} x {}, "
+                     "backend {}; ghost exchange: {}; split around it: {}\n",
+                     setup_.par_path, patch.ranks, patch.ranks == 1 ? "" : "s",
+                     decomposition_->dims()[0], decomposition_->dims()[1],
+                     decomposition_->dims()[2], n[0], n[1], n[2], backend_->name(),
+                     plan_.exchange_words.empty() ? "no messages" : plan_.exchange_words,
+                     split.empty() ? "none" : split);
   out << "# seconds per step, the maximum over ranks. interior: right-hand-side launches over "
          "the interior (the whole patch when not split); boundary: over the boundary shell; "
          "exchange: the evolved variables' ghost exchange, first pack to last unpack (the "

@@ -1,8 +1,8 @@
 // The `saguaro` command line.
 #include "calc/lower.hpp"
+#include "calibrate/calibrate.hpp"
 #include "calc/mapping.hpp"
 #include "calc/strategy.hpp"
-#include "cli/calibrate.hpp"
 #include "cli/inspect.hpp"
 #include "cli/map.hpp"
 #include "cli/plan.hpp"
@@ -336,16 +336,16 @@ int main(int argc, char** argv) {
     if (*check_cmd) return check(par_file);
     if (*calibrate_cmd) {
       if (calibrate_interconnect)
-        return saguaro::cli::calibrate_interconnect_main(calibrate_out, calibrate_cpu,
-                                                         calibrate_base, calibrate_quick);
+        return saguaro::calibrate::interconnect_command(calibrate_out, calibrate_cpu,
+                                                        calibrate_base, calibrate_quick);
       // A host's description has nothing of a GPU's to take from a base.
       if (calibrate_cpu && !calibrate_base.empty()) {
         std::cerr << "saguaro calibrate: --base applies to a GPU's calibration (or with "
                      "--interconnect), not to --cpu\n";
         return kBadInput;
       }
-      return saguaro::cli::calibrate_main(calibrate_out, calibrate_cpu, calibrate_base,
-                                          calibrate_quick);
+      return saguaro::calibrate::device_command(calibrate_out, calibrate_cpu, calibrate_base,
+                                                calibrate_quick);
     }
     if (*params_cmd) return params(params_of);
     if (*map_cmd) return saguaro::cli::map_main(map_command, std::cout, std::cerr);

@@ -212,7 +212,7 @@ prediction_records(const calc::Program& program, const std::vector<calc::Mapping
     clear_prediction(r);
     r.note = source.note;
     const model::Device* device = source.device;
-    const bool host = source.backend == "cpu";
+    const bool host = source.host;
     if (device != nullptr && (device->kind == "cpu") != host) {
       r.note = fmt::format("the device description '{}' is for a {}, the backend is {}",
                            device->name, device->kind == "cpu" ? "CPU" : "GPU", source.backend);

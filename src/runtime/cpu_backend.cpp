@@ -133,6 +133,21 @@ CpuBackend::CpuBackend(BackendOptions options)
   if (options_.compiler.empty()) options_.compiler = "c++";
 }
 
+std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options) {
+  return std::make_unique<CpuBackend>(options);
+}
+
+BackendDescription CpuBackend::description() const {
+  BackendDescription d;
+  d.name = name();
+  d.hardware = Hardware::host;
+  d.takes_mappings = true; // it runs a mapping's kernel partition, loop nest per kernel
+  d.model = DeviceModel::host_roofline;
+  d.clock = KernelClock::host_clock;
+  d.array_space = host_space().name();
+  return d;
+}
+
 std::vector<std::string> CpuBackend::default_flags() {
   return {"-O3", "-march=native", "-fopenmp", "-fPIC", "-std=c++17", "-fno-math-errno"};
 }
