@@ -10,8 +10,7 @@ nlohmann::json offset_json(const calc::Offset& o) {
   return {o[0], o[1], o[2]};
 }
 
-nlohmann::json buffer_json(const calc::Calculation& calc, const calc::SharedBuffer& t,
-                           bool plane) {
+nlohmann::json buffer_json(const calc::Calculation& calc, const calc::SharedBuffer& t, bool plane) {
   nlohmann::json j = {{"grid_function", calc.grid_functions[std::size_t(t.grid_function)].name},
                       {"base_bytes", t.base * sizeof(double)},
                       {"lo", offset_json(t.lo)},
@@ -53,7 +52,8 @@ nlohmann::json plan_to_json(const calc::Calculation& calc, const calc::CodePlan&
     j["register_pipelines"].push_back(
         {{"grid_function", gf(p.grid_function)}, {"lo", p.lo}, {"hi", p.hi}});
   j["shared_tiles"] = nlohmann::json::array();
-  for (const calc::SharedBuffer& t : plan.tiles) j["shared_tiles"].push_back(buffer_json(calc, t, false));
+  for (const calc::SharedBuffer& t : plan.tiles)
+    j["shared_tiles"].push_back(buffer_json(calc, t, false));
   j["shared_planes"] = nlohmann::json::array();
   for (const calc::SharedBuffer& t : plan.planes)
     j["shared_planes"].push_back(buffer_json(calc, t, true));
@@ -88,7 +88,8 @@ nlohmann::json plan_to_json(const calc::Calculation& calc, const calc::CodePlan&
   return j;
 }
 
-std::string plans_to_text(const calc::Program& program, const std::vector<calc::Mapping>& mappings) {
+std::string plans_to_text(const calc::Program& program,
+                          const std::vector<calc::Mapping>& mappings) {
   check_sizes(program, mappings);
   std::string out;
   for (std::size_t c = 0; c < program.calculations.size(); ++c) {

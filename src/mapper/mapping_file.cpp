@@ -1,6 +1,7 @@
 // Mapping files (YAML, names only) and the on-disk mapping cache.
 #include "mapper/mapping_file.hpp"
 
+#include "calc/strategy.hpp"
 #include "support/files.hpp"
 #include "support/hash.hpp"
 
@@ -224,9 +225,8 @@ calc::KernelMapping parse_kernel(const File& file, const calc::Calculation& c, c
         calc::Buffering b{};
         if (word.size() != 1 || !calc::buffering_from_letter(word[0], b)) {
           std::string expected;
-          for (calc::Buffering x : calc::kAllBufferings)
-            expected += fmt::format("{}{} ({})", expected.empty() ? "" : ", ", calc::letter(x),
-                                    calc::describe(x));
+          for (const calc::Strategy* x : calc::strategies())
+            expected += fmt::format("{}{} ({})", expected.empty() ? "" : ", ", x->letter, x->name);
           fail(file, kv.second,
                "unknown buffering strategy '" + word + "' for " + name + ": expected " + expected);
         }

@@ -9,6 +9,10 @@
 //   T_launch + (N / N_SM) * T / clock.
 // CPU: a roofline, max(compulsory bytes / DRAM bandwidth, flops / FP64 peak).
 //
+// Each buffering strategy's own terms (registers, shared memory, the traffic it moves itself,
+// shared loads, barriers, load/store instructions) are in its file in calc/strategies/
+// (calc::ModelTerms); predict adds them up and keeps the traffic paths' cache models.
+//
 // Where the model goes beyond the paper it says so next to the formula (docs/model.md lists
 // every such choice).
 #pragma once
