@@ -13,6 +13,8 @@
 // case-insensitive, as in Cactus.
 #include "param/detail.hpp"
 
+#include "support/cursor.hpp"
+
 #include <cctype>
 #include <regex>
 
@@ -20,9 +22,9 @@
 
 namespace saguaro::param {
 
-using edl::EdlError;
-using edl::SourceFile;
-using edl::SourceLoc;
+using support::InputError;
+using support::SourceFile;
+using support::SourceLoc;
 
 namespace {
 
@@ -34,7 +36,7 @@ struct Token {
   int line = 0, column = 0, length = 0;
   bool is(Tok k) const { return kind == k; }
   bool is_word(std::string_view word) const {
-    return kind == Tok::Word && detail::iequals(text, word);
+    return kind == Tok::Word && support::iequals(text, word);
   }
 };
 
@@ -42,85 +44,70 @@ struct Token {
 // such as `(0:1]`, `-1:*` and `1.0d-3` stay in one piece.
 class Lexer {
 public:
-  explicit Lexer(const std::shared_ptr<const SourceFile>& file) : file_(file), s_(file->text()) {}
+  explicit Lexer(const std::shared_ptr<const SourceFile>& file) : c_(file) {}
 
   std::vector<Token> run() {
-    while (pos_ < s_.size()) {
-      char c = s_[pos_];
-      int line = line_, column = column_;
+    while (!c_.at_end()) {
+      char c = c_.peek();
+      const support::Position start = c_.position();
       if (c == '\n') {
-        advance();
-        if (!tokens_.empty() && !tokens_.back().is(Tok::Newline))
-          tokens_.push_back({Tok::Newline, "\n", line, column, 1});
+        c_.advance();
+        if (!tokens_.empty() && !tokens_.back().is(Tok::Newline)) push(Tok::Newline, "\n", start);
       } else if (std::isspace(static_cast<unsigned char>(c))) {
-        advance();
+        c_.advance();
       } else if (c == '#') {
-        while (pos_ < s_.size() && s_[pos_] != '\n') advance();
+        c_.skip_to_end_of_line();
       } else if (c == '"') {
-        std::size_t start = pos_;
-        advance();
-        std::string value;
-        while (pos_ < s_.size() && s_[pos_] != '"') {
-          value += s_[pos_];
-          advance();
+        c_.advance();
+        const support::Position inside = c_.position();
+        c_.advance_while([](char d) { return d != '"'; });
+        std::string value(c_.since(inside));
+        if (c_.at_end()) {
+          std::size_t eol = c_.text().find('\n', start.offset);
+          int length = int((eol == std::string::npos ? c_.text().size() : eol) - start.offset);
+          throw InputError(c_.at(start, std::max(1, length)),
+                           "unterminated string: expected a closing '\"'");
         }
-        if (pos_ >= s_.size()) {
-          std::size_t eol = s_.find('\n', start);
-          int length = int((eol == std::string::npos ? s_.size() : eol) - start);
-          throw EdlError(SourceLoc{file_, line, column, std::max(1, length)},
-                         "unterminated string: expected a closing '\"'");
-        }
-        advance();
-        int length = value.find('\n') == std::string::npos ? int(pos_ - start) : 1;
-        tokens_.push_back({Tok::String, std::move(value), line, column, length});
-      } else if (c == ':' && peek(1) == ':') {
-        advance();
-        advance();
-        tokens_.push_back({Tok::DoubleColon, "::", line, column, 2});
+        c_.advance();
+        int length = value.find('\n') == std::string::npos ? int(c_.offset() - start.offset) : 1;
+        push(Tok::String, std::move(value), start, length);
+      } else if (c == ':' && c_.peek(1) == ':') {
+        c_.advance(2);
+        push(Tok::DoubleColon, "::", start, 2);
       } else if (c == '{' || c == '}' || c == '=') {
-        advance();
-        Tok kind = c == '{' ? Tok::LBrace : c == '}' ? Tok::RBrace : Tok::Equals;
-        tokens_.push_back({kind, std::string(1, c), line, column, 1});
+        c_.advance();
+        push(c == '{'   ? Tok::LBrace
+             : c == '}' ? Tok::RBrace
+                        : Tok::Equals,
+             std::string(1, c), start);
       } else {
-        std::size_t start = pos_;
-        while (pos_ < s_.size()) {
-          char d = s_[pos_];
+        while (!c_.at_end()) {
+          char d = c_.peek();
           if (std::isspace(static_cast<unsigned char>(d)) || d == '"' || d == '{' || d == '}' ||
-              d == '=' || d == '#' || (d == ':' && peek(1) == ':'))
+              d == '=' || d == '#' || (d == ':' && c_.peek(1) == ':'))
             break;
-          advance();
+          c_.advance();
         }
-        tokens_.push_back(
-            {Tok::Word, s_.substr(start, pos_ - start), line, column, int(pos_ - start)});
+        push(Tok::Word, std::string(c_.since(start)), start, int(c_.offset() - start.offset));
       }
     }
     if (!tokens_.empty() && !tokens_.back().is(Tok::Newline))
-      tokens_.push_back({Tok::Newline, "\n", line_, column_, 1});
-    tokens_.push_back({Tok::End, "", line_, column_, 1});
+      push(Tok::Newline, "\n", c_.position());
+    push(Tok::End, "", c_.position());
     return std::move(tokens_);
   }
 
 private:
-  char peek(std::size_t ahead) const { return pos_ + ahead < s_.size() ? s_[pos_ + ahead] : '\0'; }
-  void advance() {
-    if (s_[pos_] == '\n') {
-      ++line_;
-      column_ = 1;
-    } else {
-      ++column_;
-    }
-    ++pos_;
+  void push(Tok kind, std::string text, const support::Position& at, int length = 1) {
+    tokens_.push_back({kind, std::move(text), at.line, at.column, length});
   }
 
-  std::shared_ptr<const SourceFile> file_;
-  const std::string& s_;
-  std::size_t pos_ = 0;
-  int line_ = 1, column_ = 1;
+  support::Cursor c_;
   std::vector<Token> tokens_;
 };
 
 std::optional<Type> type_of(std::string_view word) {
-  std::string w = detail::lower(word);
+  std::string w = support::lower(word);
   if (w.rfind("cctk_", 0) == 0) w = w.substr(5);
   if (w == "int") return Type::Int;
   if (w == "real") return Type::Real;
@@ -180,8 +167,8 @@ private:
     return t;
   }
   SourceLoc loc(const Token& t) const { return SourceLoc{file_, t.line, t.column, t.length}; }
-  EdlError error(const Token& t, const std::string& message) const {
-    return EdlError(loc(t), message);
+  InputError error(const Token& t, const std::string& message) const {
+    return InputError(loc(t), message);
   }
   static std::string show(const Token& t) {
     switch (t.kind) {
@@ -212,7 +199,7 @@ private:
   // `global:`, `restricted:`, `private:`, `shares: THORN` (also `shares:THORN`, `private :`).
   bool section() {
     const Token& t = peek();
-    std::string word = detail::lower(t.text);
+    std::string word = support::lower(t.text);
     std::size_t colon = word.find(':');
     std::string head = word.substr(0, colon);
     if (head != "global" && head != "restricted" && head != "private" && head != "shares")
@@ -391,10 +378,10 @@ private:
       SourceLoc where = loc(*parts.front());
       if (parts.back()->line == parts.front()->line)
         where.length = parts.back()->column + parts.back()->length - parts.front()->column;
-      throw EdlError(where, "invalid range " + problem,
-                     {{{},
-                       "ranges are written 'lo:hi' or 'lo:hi:step' with '*' for no bound, "
-                       "'(' or ')' for an open end, '[' or ']' for a closed one"}});
+      throw InputError(where, "invalid range " + problem,
+                       {{{},
+                         "ranges are written 'lo:hi' or 'lo:hi:step' with '*' for no bound, "
+                         "'(' or ')' for an open end, '[' or ']' for a closed one"}});
     }
     block.items.push_back(std::move(item));
   }
@@ -426,7 +413,7 @@ private:
     }
     case Type::Keyword: {
       for (const RangeItem& r : decl.ranges)
-        if (detail::iequals(r.text, text)) return r.text;
+        if (support::iequals(r.text, text)) return r.text;
       if (!decl.ranges.empty())
         throw error(t, fmt::format("the default \"{}\" of KEYWORD {} is not one of its keywords",
                                    text, decl.name));
@@ -463,10 +450,10 @@ private:
       bracket_column = size_token->column;
     }
     if (!is_identifier(name_text))
-      throw EdlError(SourceLoc{file_, name.line, name.column, int(name_text.size())},
-                     fmt::format("'{}' is not a parameter name: expected letters, digits and "
-                                 "'_', starting with a letter",
-                                 name_text));
+      throw InputError(SourceLoc{file_, name.line, name.column, int(name_text.size())},
+                       fmt::format("'{}' is not a parameter name: expected letters, digits and "
+                                   "'_', starting with a letter",
+                                   name_text));
     decl.name = name_text;
     decl.loc = SourceLoc{file_, name.line, name.column, int(name_text.size())};
     if (!size_text.empty()) {
@@ -475,9 +462,9 @@ private:
       if (size_text.size() >= 3 && size_text.back() == ']')
         size = detail::parse_int(size_text.substr(1, size_text.size() - 2));
       if (!size || *size <= 0 || size_text.find_first_of(".eEdD") != std::string::npos)
-        throw EdlError(where, fmt::format("invalid array size '{}': expected a positive integer "
-                                          "in brackets, as in '[3]'",
-                                          size_text));
+        throw InputError(where, fmt::format("invalid array size '{}': expected a positive integer "
+                                            "in brackets, as in '[3]'",
+                                            size_text));
       decl.array_size = static_cast<int>(*size);
     }
     const Token& description = peek();
@@ -495,7 +482,7 @@ private:
         next();
         expect_equals("STEERABLE");
         const Token& v = peek();
-        std::string value = detail::lower(v.text);
+        std::string value = support::lower(v.text);
         if (v.kind != Tok::Word || (value != "never" && value != "always" && value != "recover"))
           throw error(
               v, fmt::format("unexpected {}: STEERABLE takes never, always or recover", show(v)));
@@ -531,10 +518,10 @@ private:
     next();
     decl.default_value = parse_default(value, decl);
     if (!detail::value_allowed(decl, decl.default_value))
-      throw EdlError(loc(value),
-                     fmt::format("the default {} of {} is outside its range",
-                                 detail::format_value(decl.default_value, true), decl.name),
-                     {{{}, "allowed: " + detail::format_ranges(decl)}});
+      throw InputError(loc(value),
+                       fmt::format("the default {} of {} is outside its range",
+                                   detail::format_value(decl.default_value, true), decl.name),
+                       {{{}, "allowed: " + detail::format_ranges(decl)}});
     end_of_line("the default value");
     decls_.push_back(std::move(decl));
   }

@@ -1,8 +1,10 @@
 // Helpers shared by the param.ccl parser, the .par parser and the registry (not part of the
-// public API): case folding, number and boolean literals, range checks, value formatting.
+// public API): number and boolean literals, range checks, value formatting. Names compare
+// without regard to case through support/text.hpp.
 #pragma once
 
 #include "param/registry.hpp"
+#include "support/text.hpp"
 
 #include <optional>
 #include <string>
@@ -11,8 +13,6 @@
 
 namespace saguaro::param::detail {
 
-std::string lower(std::string_view text);
-bool iequals(std::string_view a, std::string_view b);
 std::string trim(std::string_view text);
 
 // A Cactus number literal: `-2`, `.5`, `1.`, `1e-3`, `1.0d-3` (Fortran exponent), `+4E2`.

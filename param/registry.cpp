@@ -13,10 +13,10 @@ std::vector<std::pair<std::string, std::string>> saguaro_builtin_param_ccl();
 
 namespace saguaro::param {
 
-using edl::EdlError;
-using edl::Note;
-using edl::SourceFile;
-using edl::SourceLoc;
+using support::InputError;
+using support::Note;
+using support::SourceFile;
+using support::SourceLoc;
 
 const char* to_string(Type type) {
   switch (type) {
@@ -32,7 +32,7 @@ const char* to_string(Type type) {
 namespace {
 
 std::string key_of(const std::string& thorn, const std::string& name) {
-  return detail::lower(thorn) + "::" + detail::lower(name);
+  return support::lower(thorn) + "::" + support::lower(name);
 }
 
 std::string qualified(const Declaration& decl) {
@@ -41,7 +41,7 @@ std::string qualified(const Declaration& decl) {
 
 bool contains_ci(const std::vector<std::string>& names, const std::string& name) {
   return std::any_of(names.begin(), names.end(),
-                     [&](const std::string& n) { return detail::iequals(n, name); });
+                     [&](const std::string& n) { return support::iequals(n, name); });
 }
 
 std::string join(const std::vector<std::string>& items, const std::string& separator) {
@@ -104,45 +104,46 @@ Value convert(const Declaration& decl, const Assignment& a) {
     if (a.kind != Assignment::Kind::Word)
       v = detail::parse_int(detail::trim(a.text), &not_integral, &too_large);
     if (v) return *v;
-    if (too_large) throw EdlError(at, fmt::format("{} is too large for {} (INT)", a.text, name));
+    if (too_large) throw InputError(at, fmt::format("{} is too large for {} (INT)", a.text, name));
     if (not_integral)
-      throw EdlError(at, fmt::format("expected an integer for {} (INT), not {}", name, a.text));
-    throw EdlError(at, fmt::format("expected an integer for {} (INT), not {}", name, shown(a)));
+      throw InputError(at, fmt::format("expected an integer for {} (INT), not {}", name, a.text));
+    throw InputError(at, fmt::format("expected an integer for {} (INT), not {}", name, shown(a)));
   }
   case Type::Real: {
     std::optional<double> v;
     if (a.kind != Assignment::Kind::Word) v = detail::parse_real(detail::trim(a.text));
     if (v) return *v;
-    throw EdlError(at, fmt::format("expected a real number for {} (REAL), not {}", name, shown(a)));
+    throw InputError(at,
+                     fmt::format("expected a real number for {} (REAL), not {}", name, shown(a)));
   }
   case Type::Boolean: {
     if (std::optional<bool> v = detail::parse_bool(a.text)) return *v;
-    throw EdlError(at, fmt::format("expected a boolean for {} (yes, no, true, false, 1 or 0), "
-                                   "not {}",
-                                   name, shown(a)));
+    throw InputError(at, fmt::format("expected a boolean for {} (yes, no, true, false, 1 or 0), "
+                                     "not {}",
+                                     name, shown(a)));
   }
   case Type::Keyword: {
     if (a.kind != Assignment::Kind::String)
-      throw EdlError(at, fmt::format("expected a keyword in double quotes for {}: write \"{}\"",
-                                     name, a.text));
+      throw InputError(at, fmt::format("expected a keyword in double quotes for {}: write \"{}\"",
+                                       name, a.text));
     if (decl.ranges.empty()) return a.text;
     std::vector<std::string> words;
     for (const RangeItem& r : decl.ranges) {
-      if (detail::iequals(r.text, a.text)) return r.text;
+      if (support::iequals(r.text, a.text)) return r.text;
       words.push_back(r.text);
     }
-    std::vector<Note> notes = edl::did_you_mean(a.text, words);
+    std::vector<Note> notes = support::did_you_mean(a.text, words);
     std::vector<std::string> quoted;
     for (const std::string& w : words) quoted.push_back("\"" + w + "\"");
     notes.push_back({{}, "allowed: " + join(quoted, ", ")});
-    throw EdlError(at, fmt::format("\"{}\" is not a keyword of {}", a.text, name),
-                   declared_here(decl, std::move(notes)));
+    throw InputError(at, fmt::format("\"{}\" is not a keyword of {}", a.text, name),
+                     declared_here(decl, std::move(notes)));
   }
   case Type::String: {
     if (a.kind != Assignment::Kind::String)
-      throw EdlError(at, fmt::format("expected a string in double quotes for {} (STRING): "
-                                     "write \"{}\"",
-                                     name, a.text));
+      throw InputError(at, fmt::format("expected a string in double quotes for {} (STRING): "
+                                       "write \"{}\"",
+                                       name, a.text));
     return a.text;
   }
   }
@@ -158,7 +159,7 @@ Registry Registry::with_builtin_components() {
     std::string thorn = own ? "Saguaro" : std::filesystem::path(path).stem().string();
     auto file = std::make_shared<const SourceFile>(path, text);
     registry.declare_all(parse_param_ccl(file, thorn));
-    if (!own) registry.builtin_.push_back(detail::lower(thorn));
+    if (!own) registry.builtin_.push_back(support::lower(thorn));
   }
   return registry;
 }
@@ -169,7 +170,7 @@ void Registry::declare(Declaration decl) {
   if (auto it = entries_.find(key); it != entries_.end()) {
     std::vector<Note> notes;
     if (it->second.decl.loc.valid()) notes.push_back({it->second.decl.loc, "first declared here"});
-    throw EdlError(decl.loc, fmt::format("parameter {} is declared twice", name), notes);
+    throw InputError(decl.loc, fmt::format("parameter {} is declared twice", name), notes);
   }
   // The default's alternative must be the type's: an integer default of a REAL is widened.
   if (decl.type == Type::Real && std::holds_alternative<long>(decl.default_value))
@@ -183,30 +184,30 @@ void Registry::declare(Declaration decl) {
   case Type::String: type_ok = std::holds_alternative<std::string>(decl.default_value); break;
   }
   if (!type_ok)
-    throw EdlError(decl.loc, fmt::format("the default of {} is not of its type {}", name,
-                                         to_string(decl.type)));
+    throw InputError(decl.loc, fmt::format("the default of {} is not of its type {}", name,
+                                           to_string(decl.type)));
   if (decl.type == Type::String) {
     for (const RangeItem& r : decl.ranges) {
       try {
         std::regex check(r.text, std::regex::ECMAScript);
       } catch (const std::regex_error& e) {
-        throw EdlError(decl.loc, fmt::format("the range \"{}\" of {} is not a valid regular "
-                                             "expression: {}",
-                                             r.text, name, e.what()));
+        throw InputError(decl.loc, fmt::format("the range \"{}\" of {} is not a valid regular "
+                                               "expression: {}",
+                                               r.text, name, e.what()));
       }
     }
   }
   if (decl.type == Type::Keyword)
     for (const RangeItem& r : decl.ranges)
-      if (detail::iequals(r.text, std::get<std::string>(decl.default_value)))
+      if (support::iequals(r.text, std::get<std::string>(decl.default_value)))
         decl.default_value = r.text; // the declared spelling
   if (!detail::value_allowed(decl, decl.default_value))
-    throw EdlError(decl.loc,
-                   fmt::format("the default {} of {} is outside its range",
-                               detail::format_value(decl.default_value, true), name),
-                   {{{}, "allowed: " + detail::format_ranges(decl)}});
+    throw InputError(decl.loc,
+                     fmt::format("the default {} of {} is outside its range",
+                                 detail::format_value(decl.default_value, true), name),
+                     {{{}, "allowed: " + detail::format_ranges(decl)}});
   if (decl.array_size < 0)
-    throw EdlError(decl.loc, fmt::format("{} has a negative array size", name));
+    throw InputError(decl.loc, fmt::format("{} has a negative array size", name));
   Entry entry;
   entry.values.assign(static_cast<std::size_t>(std::max(1, decl.array_size)), decl.default_value);
   entry.decl = std::move(decl);
@@ -222,7 +223,7 @@ void Registry::apply(const ParFile& par) {
   std::vector<std::string> known = thorns();
   auto canonical_thorn = [&](const std::string& thorn) -> std::string {
     for (const std::string& k : known)
-      if (detail::iequals(k, thorn)) return k;
+      if (support::iequals(k, thorn)) return k;
     return {};
   };
 
@@ -232,9 +233,9 @@ void Registry::apply(const ParFile& par) {
     std::string name = canonical_thorn(thorn);
     SourceLoc at = i < par.active_thorn_locs.size() ? par.active_thorn_locs[i] : SourceLoc{};
     if (name.empty()) {
-      std::vector<Note> notes = edl::did_you_mean(thorn, known);
+      std::vector<Note> notes = support::did_you_mean(thorn, known);
       notes.push_back({{}, "known thorns: " + join(known, ", ")});
-      throw EdlError(at, fmt::format("unknown thorn '{}' in ActiveThorns", thorn), notes);
+      throw InputError(at, fmt::format("unknown thorn '{}' in ActiveThorns", thorn), notes);
     }
     if (!contains_ci(active, name)) active.push_back(name);
   }
@@ -245,18 +246,18 @@ void Registry::apply(const ParFile& par) {
   for (const Assignment& a : par.assignments) {
     std::string thorn = canonical_thorn(a.thorn);
     if (thorn.empty()) {
-      std::vector<Note> notes = edl::did_you_mean(a.thorn, known);
+      std::vector<Note> notes = support::did_you_mean(a.thorn, known);
       notes.push_back({{}, "known thorns: " + join(known, ", ")});
-      throw EdlError(thorn_loc(a), fmt::format("unknown thorn '{}'", a.thorn), notes);
+      throw InputError(thorn_loc(a), fmt::format("unknown thorn '{}'", a.thorn), notes);
     }
     auto it = entries.find(key_of(thorn, a.name));
     if (it == entries.end()) {
       std::vector<std::string> names;
       for (const Declaration* d : declarations(thorn)) names.push_back(d->name);
-      std::vector<Note> notes = edl::did_you_mean(a.name, names);
+      std::vector<Note> notes = support::did_you_mean(a.name, names);
       notes.push_back({{}, fmt::format("'saguaro params {}' lists its parameters", thorn)});
-      throw EdlError(name_loc(a), fmt::format("thorn '{}' has no parameter '{}'", thorn, a.name),
-                     notes);
+      throw InputError(name_loc(a), fmt::format("thorn '{}' has no parameter '{}'", thorn, a.name),
+                       notes);
     }
     Entry& entry = it->second;
     const Declaration& decl = entry.decl;
@@ -267,51 +268,52 @@ void Registry::apply(const ParFile& par) {
                          fmt::format("add '{}' to the ActiveThorns list here", thorn)});
       else
         notes.push_back({{}, fmt::format("add the line: ActiveThorns = \"{}\"", thorn)});
-      throw EdlError(thorn_loc(a),
-                     fmt::format("thorn '{}' is not active: add it to ActiveThorns to set {}",
-                                 thorn, qualified(decl)),
-                     notes);
+      throw InputError(thorn_loc(a),
+                       fmt::format("thorn '{}' is not active: add it to ActiveThorns to set {}",
+                                   thorn, qualified(decl)),
+                       notes);
     }
     int index = 0;
     if (a.index) {
       if (decl.array_size == 0)
-        throw EdlError(index_loc(a),
-                       fmt::format("{} is not an array: remove the index", qualified(decl)),
-                       declared_here(decl));
+        throw InputError(index_loc(a),
+                         fmt::format("{} is not an array: remove the index", qualified(decl)),
+                         declared_here(decl));
       if (*a.index >= decl.array_size)
-        throw EdlError(index_loc(a),
-                       fmt::format("index {} is out of bounds: {} has {} elements (indices 0 to "
-                                   "{})",
-                                   *a.index, qualified(decl), decl.array_size, decl.array_size - 1),
-                       declared_here(decl));
+        throw InputError(index_loc(a),
+                         fmt::format("index {} is out of bounds: {} has {} elements (indices 0 to "
+                                     "{})",
+                                     *a.index, qualified(decl), decl.array_size,
+                                     decl.array_size - 1),
+                         declared_here(decl));
       index = *a.index;
     } else if (decl.array_size > 0) {
-      throw EdlError(a.loc,
-                     fmt::format("{} is an array of {} elements: set one element, as in "
-                                 "{}[0] = ...",
-                                 qualified(decl), decl.array_size, qualified(decl)),
-                     declared_here(decl));
+      throw InputError(a.loc,
+                       fmt::format("{} is an array of {} elements: set one element, as in "
+                                   "{}[0] = ...",
+                                   qualified(decl), decl.array_size, qualified(decl)),
+                       declared_here(decl));
     }
     std::string element = it->first + "[" + std::to_string(index) + "]";
     if (auto first = first_set.find(element); first != first_set.end())
-      throw EdlError(a.loc,
-                     fmt::format("{}{} is set twice", qualified(decl),
-                                 a.index ? fmt::format("[{}]", index) : ""),
-                     {{first->second, "first set here"}});
+      throw InputError(a.loc,
+                       fmt::format("{}{} is set twice", qualified(decl),
+                                   a.index ? fmt::format("[{}]", index) : ""),
+                       {{first->second, "first set here"}});
     first_set.emplace(element, a.loc);
 
     Value value = convert(decl, a);
     if (!detail::value_allowed(decl, value)) {
       std::vector<Note> notes{{{}, "allowed: " + detail::format_ranges(decl)}};
       if (decl.type == Type::String)
-        throw EdlError(a.value_loc,
-                       fmt::format("\"{}\" does not match the allowed patterns of {}", a.text,
-                                   qualified(decl)),
+        throw InputError(a.value_loc,
+                         fmt::format("\"{}\" does not match the allowed patterns of {}", a.text,
+                                     qualified(decl)),
+                         declared_here(decl, notes));
+      throw InputError(a.value_loc,
+                       fmt::format("{} is out of range for {} ({})", a.text, qualified(decl),
+                                   to_string(decl.type)),
                        declared_here(decl, notes));
-      throw EdlError(a.value_loc,
-                     fmt::format("{} is out of range for {} ({})", a.text, qualified(decl),
-                                 to_string(decl.type)),
-                     declared_here(decl, notes));
     }
     entry.values[static_cast<std::size_t>(index)] = std::move(value);
     if (touched.insert(it->first).second) entry.set_loc = a.loc; // its first assignment here
@@ -382,12 +384,12 @@ std::vector<std::string> Registry::thorns() const {
   std::set<std::string> seen;
   for (const std::string& key : order_) {
     const Declaration& decl = entries_.at(key).decl;
-    if (seen.insert(detail::lower(decl.thorn)).second) out.push_back(decl.thorn);
+    if (seen.insert(support::lower(decl.thorn)).second) out.push_back(decl.thorn);
   }
   for (const std::string& thorn : bare_thorns_)
-    if (seen.insert(detail::lower(thorn)).second) out.push_back(thorn);
+    if (seen.insert(support::lower(thorn)).second) out.push_back(thorn);
   std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
-    return detail::lower(a) < detail::lower(b);
+    return support::lower(a) < support::lower(b);
   });
   return out;
 }
@@ -396,7 +398,7 @@ std::vector<const Declaration*> Registry::declarations(const std::string& thorn)
   std::vector<const Declaration*> out;
   for (const std::string& key : order_) {
     const Declaration& decl = entries_.at(key).decl;
-    if (detail::iequals(decl.thorn, thorn)) out.push_back(&decl);
+    if (support::iequals(decl.thorn, thorn)) out.push_back(&decl);
   }
   return out;
 }
@@ -467,9 +469,9 @@ std::string format_parameter_reference(const Registry& registry, const std::stri
   std::vector<std::string> thorns = registry.thorns();
   if (!thorn.empty()) {
     auto it = std::find_if(thorns.begin(), thorns.end(),
-                           [&](const std::string& t) { return detail::iequals(t, thorn); });
+                           [&](const std::string& t) { return support::iequals(t, thorn); });
     if (it == thorns.end()) {
-      std::string near = edl::nearest_name(thorn, thorns);
+      std::string near = support::nearest_name(thorn, thorns);
       throw std::invalid_argument(fmt::format(
           "unknown thorn '{}'{}; known thorns: {}", thorn,
           near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near), join(thorns, ", ")));

@@ -2,11 +2,11 @@
 // components, thorn/param.ccl, and an EDL thorn's `begin parameters` block), values from a
 // Cactus .par file, typed and range-checked. One registry serves the whole run.
 //
-// Every user error throws edl::EdlError (file:line:col, the line, a caret, what was
+// Every user error throws support::InputError (file:line:col, the line, a caret, what was
 // expected, notes such as "did you mean"); the CLI turns it into exit status 2.
 #pragma once
 
-#include "edl/diagnostics.hpp"
+#include "support/diagnostics.hpp"
 
 #include <map>
 #include <memory>
@@ -46,7 +46,7 @@ struct Declaration {
   Access access = Access::Private;
   std::string steerable = "never"; // never|always|recover
   int array_size = 0;              // `INT v[3] ...`: 3; a scalar: 0
-  edl::SourceLoc loc;              // where it is declared
+  support::SourceLoc loc;          // where it is declared
 };
 
 // One `Thorn::name[index] = value` line, as written.
@@ -55,22 +55,22 @@ struct Assignment {
   std::optional<int> index;
   enum class Kind { Number, String, Word } kind = Kind::Number; // Word: yes/no/true/false/...
   std::string text; // Number: the literal ("1.0d-3"); String: the contents ($parfile expanded)
-  edl::SourceLoc loc, value_loc;
+  support::SourceLoc loc, value_loc;
 };
 
 // A .par file, parsed but not yet checked against any declaration.
 struct ParFile {
   std::string path;
   std::vector<std::string> active_thorns; // from every ActiveThorns line, in order
-  std::vector<edl::SourceLoc> active_thorn_locs;
+  std::vector<support::SourceLoc> active_thorn_locs;
   std::vector<Assignment> assignments;
-  std::shared_ptr<const edl::SourceFile> source;
+  std::shared_ptr<const support::SourceFile> source;
 
   // The last assignment of thorn::name (case-insensitive), or nullptr.
   const Assignment* find(const std::string& thorn, const std::string& name) const;
 };
 
-// Parses .par syntax; throws edl::EdlError on a syntax error.
+// Parses .par syntax; throws support::InputError on a syntax error.
 ParFile parse_par_file(const std::string& path);
 ParFile parse_par_text(std::string name, std::string text);
 
@@ -79,8 +79,8 @@ ParFile parse_par_text(std::string name, std::string text);
 // already expanded; use this for defaults such as IO::out_dir = "$parfile".
 std::string expand_parfile(const std::string& text, const std::string& par_path);
 
-// Parses param.ccl text for `thorn`; throws edl::EdlError on a syntax error.
-std::vector<Declaration> parse_param_ccl(const std::shared_ptr<const edl::SourceFile>& source,
+// Parses param.ccl text for `thorn`; throws support::InputError on a syntax error.
+std::vector<Declaration> parse_param_ccl(const std::shared_ptr<const support::SourceFile>& source,
                                          const std::string& thorn);
 
 class Registry {
@@ -89,13 +89,13 @@ public:
   // Driver, ...) and thorn Saguaro (thorn/param.ccl), compiled into the executable.
   static Registry with_builtin_components();
 
-  void declare(Declaration decl); // throws edl::EdlError when declared twice
+  void declare(Declaration decl); // throws support::InputError when declared twice
   void declare_all(const std::vector<Declaration>& decls);
   // Makes `thorn` known (it may be activated) even if it declares no parameters.
   void declare_thorn(const std::string& thorn);
 
   // Checks and applies every assignment of `par`: the thorn must be known and active, the
-  // parameter declared, the value of its type, in range, set once. Throws edl::EdlError.
+  // parameter declared, the value of its type, in range, set once. Throws support::InputError.
   // Built-in components are always active; other thorns must be named in ActiveThorns.
   void apply(const ParFile& par);
 
@@ -111,7 +111,7 @@ public:
   }
   bool is_set(const std::string& thorn, const std::string& name) const; // by the .par file
   // Where the .par file set it (invalid when not set); for errors raised after apply().
-  edl::SourceLoc set_at(const std::string& thorn, const std::string& name) const;
+  support::SourceLoc set_at(const std::string& thorn, const std::string& name) const;
 
   std::vector<std::string> thorns() const; // declared thorns, sorted
   std::vector<const Declaration*> declarations(const std::string& thorn) const;
@@ -126,7 +126,7 @@ private:
   struct Entry {
     Declaration decl;
     std::vector<Value> values; // size max(1, array_size)
-    edl::SourceLoc set_loc;
+    support::SourceLoc set_loc;
   };
   std::map<std::string, Entry> entries_; // key: lowercase "thorn::name"
   std::vector<std::string> order_;       // the keys in declaration order

@@ -12,21 +12,6 @@
 
 namespace saguaro::param::detail {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
-
 std::string trim(std::string_view text) {
   std::size_t begin = 0, end = text.size();
   while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
@@ -96,7 +81,7 @@ std::optional<long> parse_int(std::string_view text, bool* not_integral, bool* t
 }
 
 std::optional<bool> parse_bool(std::string_view text) {
-  std::string s = lower(trim(text));
+  std::string s = support::lower(trim(text));
   if (s == "yes" || s == "true" || s == "1") return true;
   if (s == "no" || s == "false" || s == "0") return false;
   return std::nullopt;
@@ -196,7 +181,7 @@ bool value_allowed(const Declaration& decl, const Value& value) {
   case Type::Keyword: {
     const std::string& word = std::get<std::string>(value);
     return std::any_of(decl.ranges.begin(), decl.ranges.end(),
-                       [&](const RangeItem& r) { return iequals(r.text, word); });
+                       [&](const RangeItem& r) { return support::iequals(r.text, word); });
   }
   case Type::String: {
     const std::string& text = std::get<std::string>(value);

@@ -58,7 +58,7 @@ std::string Timers::report() const {
 
 void Executor::bind(const std::string& name, std::function<void()> fn) {
   if (!fn) throw std::invalid_argument(fmt::format("Executor::bind('{}'): empty function", name));
-  functions_[detail::lower(name)] = std::move(fn);
+  functions_[support::lower(name)] = std::move(fn);
 }
 
 namespace {
@@ -77,7 +77,7 @@ void Executor::run(const std::string& where) {
   const std::string bin = detail::normalise_bin(where);
   for (const std::string& b : bins()) known = known || b == bin;
   for (const ScheduleItem& item : schedule_.items())
-    known = known || detail::iequals(item.name, where);
+    known = known || support::iequals(item.name, where);
   if (!known)
     throw std::logic_error(
         fmt::format("Executor::run('{}'): neither a bin nor a scheduled group or function", where));
@@ -96,8 +96,8 @@ void Executor::run(const std::string& where) {
                                          qualified(*item), item->while_var.empty() ? "IF" : "WHILE",
                                          item->while_var.empty() ? item->if_var : item->while_var));
     auto fn = functions_.end();
-    if (!item->alias.empty()) fn = functions_.find(detail::lower(item->alias));
-    if (fn == functions_.end()) fn = functions_.find(detail::lower(item->name));
+    if (!item->alias.empty()) fn = functions_.find(support::lower(item->alias));
+    if (fn == functions_.end()) fn = functions_.find(support::lower(item->name));
     if (fn == functions_.end())
       throw std::logic_error(fmt::format("no function is bound to '{}', scheduled {} {}",
                                          qualified(*item), item->at ? "at" : "in", item->where));
@@ -123,11 +123,11 @@ std::vector<std::string> Executor::unbound() const {
   std::vector<std::string> out;
   for (const ScheduleItem& item : schedule_.items()) {
     if (item.is_group) continue;
-    bool bound = functions_.count(detail::lower(item.name)) > 0 ||
-                 (!item.alias.empty() && functions_.count(detail::lower(item.alias)) > 0);
+    bool bound = functions_.count(support::lower(item.name)) > 0 ||
+                 (!item.alias.empty() && functions_.count(support::lower(item.alias)) > 0);
     if (bound) continue;
     if (std::none_of(out.begin(), out.end(),
-                     [&](const std::string& n) { return detail::iequals(n, item.name); }))
+                     [&](const std::string& n) { return support::iequals(n, item.name); }))
       out.push_back(item.name);
   }
   return out;

@@ -30,14 +30,14 @@ namespace saguaro::schedule {
 
 OdeMethod ode_method_from_string(const std::string& word) {
   static const std::vector<std::string> names = {"ICN", "RK2", "RK3", "RK4"};
-  std::string up = detail::upper(word);
+  std::string up = support::upper(word);
   if (up == "ICN") return OdeMethod::ICN;
   if (up == "RK2") return OdeMethod::RK2;
   if (up == "RK3") return OdeMethod::RK3;
   if (up == "RK4") return OdeMethod::RK4;
-  throw edl::EdlError(
+  throw support::InputError(
       {}, fmt::format("unknown MoL::ODE_Method '{}': expected ICN, RK2, RK3 or RK4", word),
-      edl::did_you_mean(word, names));
+      support::did_you_mean(word, names));
 }
 
 int order_of(OdeMethod method) {

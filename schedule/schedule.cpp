@@ -15,8 +15,8 @@ std::vector<std::pair<std::string, std::string>> saguaro_builtin_schedule_ccl();
 
 namespace saguaro::schedule {
 
-using edl::EdlError;
-using edl::Note;
+using support::InputError;
+using support::Note;
 
 const std::vector<std::string>& bins() {
   static const std::vector<std::string> names = {
@@ -40,13 +40,13 @@ const std::string& key_of(const ScheduleItem& item) {
 // `ref` (from a BEFORE or AFTER) names `item`: its key, optionally qualified by its thorn.
 bool refers_to(const std::string& ref, const ScheduleItem& item) {
   const std::string& key = key_of(item);
-  if (detail::iequals(ref, key)) return true;
+  if (support::iequals(ref, key)) return true;
   return ref.size() == item.thorn.size() + 2 + key.size() &&
-         detail::iequals(ref, item.thorn + "::" + key);
+         support::iequals(ref, item.thorn + "::" + key);
 }
 
 bool same_place(const ScheduleItem& a, const ScheduleItem& b) {
-  return a.at == b.at && (a.at ? a.where == b.where : detail::iequals(a.where, b.where));
+  return a.at == b.at && (a.at ? a.where == b.where : support::iequals(a.where, b.where));
 }
 
 // "the bin EVOL" / "the group MoL_CalcRHS": for messages.
@@ -71,47 +71,47 @@ Schedule Schedule::with_builtin_components() {
       thorn = path.substr(slash == std::string::npos ? 0 : slash + 1);
       if (std::size_t dot = thorn.rfind('.'); dot != std::string::npos) thorn.erase(dot);
     }
-    auto source = std::make_shared<const edl::SourceFile>(path, text);
+    auto source = std::make_shared<const support::SourceFile>(path, text);
     schedule.add_all(parse_schedule_ccl(source, thorn));
   }
   return schedule;
 }
 
 void Schedule::add(ScheduleItem item) {
-  if (item.name.empty()) throw EdlError(item.loc, "a scheduled item needs a name");
+  if (item.name.empty()) throw InputError(item.loc, "a scheduled item needs a name");
   if (item.at) {
     std::string bin = detail::normalise_bin(item.where);
     if (!is_bin(bin))
-      throw EdlError(item.loc,
-                     fmt::format("'{}' is scheduled at '{}', which is not a schedule bin; the "
-                                 "bins are {}",
-                                 item.name, item.where, fmt::join(bins(), ", ")),
-                     edl::did_you_mean(bin, bins()));
+      throw InputError(item.loc,
+                       fmt::format("'{}' is scheduled at '{}', which is not a schedule bin; the "
+                                   "bins are {}",
+                                   item.name, item.where, fmt::join(bins(), ", ")),
+                       support::did_you_mean(bin, bins()));
     item.where = bin;
   } else if (item.where.empty()) {
-    throw EdlError(item.loc, fmt::format("'{}' is scheduled IN no group", item.name));
+    throw InputError(item.loc, fmt::format("'{}' is scheduled IN no group", item.name));
   }
   for (const ScheduleItem& other : items_) {
-    if (same_place(other, item) && detail::iequals(key_of(other), key_of(item))) {
+    if (same_place(other, item) && support::iequals(key_of(other), key_of(item))) {
       std::vector<Note> notes;
       if (other.loc.valid())
         notes.push_back(Note{other.loc, "first scheduled here"});
       else
         notes.push_back(Note{{}, fmt::format("first scheduled by {}", qualified(other))});
-      throw EdlError(item.loc,
-                     fmt::format("'{}' is scheduled twice in {}{}", key_of(item),
-                                 describe_place(item),
-                                 item.alias.empty() ? "" : " (under the same alias)"),
-                     std::move(notes));
+      throw InputError(item.loc,
+                       fmt::format("'{}' is scheduled twice in {}{}", key_of(item),
+                                   describe_place(item),
+                                   item.alias.empty() ? "" : " (under the same alias)"),
+                       std::move(notes));
     }
-    if (detail::iequals(other.name, item.name) && other.is_group != item.is_group) {
+    if (support::iequals(other.name, item.name) && other.is_group != item.is_group) {
       std::vector<Note> notes;
       if (other.loc.valid())
         notes.push_back(Note{other.loc, fmt::format("scheduled as a {} here",
                                                     other.is_group ? "group" : "function")});
-      throw EdlError(item.loc,
-                     fmt::format("'{}' is scheduled both as a group and as a function", item.name),
-                     std::move(notes));
+      throw InputError(
+          item.loc, fmt::format("'{}' is scheduled both as a group and as a function", item.name),
+          std::move(notes));
     }
   }
   items_.push_back(std::move(item));
@@ -125,7 +125,7 @@ std::vector<const ScheduleItem*> Schedule::ordered(const std::string& where) con
   const std::string bin = detail::normalise_bin(where);
   std::vector<const ScheduleItem*> in;
   for (const ScheduleItem& item : items_)
-    if (item.at ? item.where == bin : detail::iequals(item.where, where)) in.push_back(&item);
+    if (item.at ? item.where == bin : support::iequals(item.where, where)) in.push_back(&item);
   const std::size_t n = in.size();
 
   // preds[j]: the items that must run before item j.
@@ -180,11 +180,11 @@ std::vector<const ScheduleItem*> Schedule::ordered(const std::string& where) con
           notes.push_back(Note{in[cycle[k]]->loc,
                                fmt::format("'{}' is scheduled here", key_of(*in[cycle[k]]))});
       const ScheduleItem& first = *in[cycle.front()];
-      throw EdlError(first.loc,
-                     fmt::format("the BEFORE/AFTER constraints in {} form a cycle: {} (each "
-                                 "must run before the next)",
-                                 describe_place(first), fmt::join(names, " -> ")),
-                     std::move(notes));
+      throw InputError(first.loc,
+                       fmt::format("the BEFORE/AFTER constraints in {} form a cycle: {} (each "
+                                   "must run before the next)",
+                                   describe_place(first), fmt::join(names, " -> ")),
+                       std::move(notes));
     }
     placed[ready] = true;
     out.push_back(in[ready]);
@@ -204,7 +204,7 @@ void tree_lines(const Schedule& schedule, const ScheduleItem& item, int depth,
   if (!item.if_var.empty()) out += fmt::format(" IF {}", item.if_var);
   if (!item.description.empty()) out += fmt::format(": {}", item.description);
   for (const std::string& p : path) {
-    if (detail::iequals(p, item.name)) {
+    if (support::iequals(p, item.name)) {
       out += "  (scheduled inside itself; not expanded)\n";
       return;
     }
@@ -238,18 +238,18 @@ void Schedule::validate() const {
     if (item.at) continue;
     bool found = false;
     for (const ScheduleItem& other : items_)
-      found = found || detail::iequals(other.name, item.where);
+      found = found || support::iequals(other.name, item.where);
     if (found) continue;
-    std::vector<Note> notes = edl::did_you_mean(item.where, names);
+    std::vector<Note> notes = support::did_you_mean(item.where, names);
     if (notes.empty() && is_bin(detail::normalise_bin(item.where)))
       notes.push_back(Note{{},
                            fmt::format("'{}' is a bin: schedule AT {} to run in it", item.where,
                                        detail::normalise_bin(item.where))});
-    throw EdlError(item.loc,
-                   fmt::format("'{}' is scheduled IN '{}', which is not a scheduled group or "
-                               "function",
-                               item.name, item.where),
-                   std::move(notes));
+    throw InputError(item.loc,
+                     fmt::format("'{}' is scheduled IN '{}', which is not a scheduled group or "
+                                 "function",
+                                 item.name, item.where),
+                     std::move(notes));
   }
 
   // No item is scheduled inside itself (A IN B, B IN A).
@@ -262,12 +262,12 @@ void Schedule::validate() const {
       std::vector<std::string> chain = std::move(stack.back());
       stack.pop_back();
       const std::string& place = chain.back();
-      if (detail::iequals(place, start.name))
-        throw EdlError(start.loc, fmt::format("'{}' is scheduled inside itself: {}", start.name,
-                                              fmt::join(chain, " IN ")));
-      if (!visited.insert(detail::lower(place)).second) continue;
+      if (support::iequals(place, start.name))
+        throw InputError(start.loc, fmt::format("'{}' is scheduled inside itself: {}", start.name,
+                                                fmt::join(chain, " IN ")));
+      if (!visited.insert(support::lower(place)).second) continue;
       for (const ScheduleItem& parent : items_) {
-        if (parent.at || !detail::iequals(parent.name, place)) continue;
+        if (parent.at || !support::iequals(parent.name, place)) continue;
         std::vector<std::string> longer = chain;
         longer.push_back(parent.where);
         stack.push_back(std::move(longer));
@@ -279,7 +279,7 @@ void Schedule::validate() const {
   for (const std::string& bin : bins()) ordered(bin);
   std::set<std::string> groups;
   for (const ScheduleItem& item : items_)
-    if (!item.at && groups.insert(detail::lower(item.where)).second) ordered(item.where);
+    if (!item.at && groups.insert(support::lower(item.where)).second) ordered(item.where);
 }
 
 } // namespace saguaro::schedule

@@ -3,7 +3,7 @@
 // an EDL thorn's calculations; ordered by BEFORE/AFTER; run by name.
 #pragma once
 
-#include "edl/diagnostics.hpp"
+#include "support/diagnostics.hpp"
 #include "runtime/array_space.hpp"
 
 #include <chrono>
@@ -31,32 +31,33 @@ struct ScheduleItem {
   std::vector<std::string> storage, sync, options;
   std::string lang; // C, Fortran, EDL, ...
   std::string description;
-  edl::SourceLoc loc;
+  support::SourceLoc loc;
 };
 
 // Parses schedule.ccl text: SCHEDULE [GROUP] name AT|IN where [BEFORE x] [AFTER y] [AS alias]
 // { LANG: ...; STORAGE: ...; SYNC: ...; OPTIONS: ... } "description"; top-level STORAGE
-// lines are accepted. Throws edl::EdlError.
-std::vector<ScheduleItem> parse_schedule_ccl(const std::shared_ptr<const edl::SourceFile>& source,
-                                             const std::string& thorn);
+// lines are accepted. Throws support::InputError.
+std::vector<ScheduleItem>
+parse_schedule_ccl(const std::shared_ptr<const support::SourceFile>& source,
+                   const std::string& thorn);
 
 class Schedule {
 public:
   // The host's built-in components' schedule.ccl plus thorn/schedule.ccl, compiled in.
   static Schedule with_builtin_components();
 
-  void add(ScheduleItem item); // throws edl::EdlError for a name scheduled twice in one place
+  void add(ScheduleItem item); // throws support::InputError for a name scheduled twice in one place
   void add_all(const std::vector<ScheduleItem>& items);
 
   // Items in a bin or group, ordered: BEFORE/AFTER constraints (names of items in the same
   // place; unknown names are ignored, as Cactus does), ties in the order they were added.
-  // Throws edl::EdlError naming the cycle if the constraints contradict.
+  // Throws support::InputError naming the cycle if the constraints contradict.
   std::vector<const ScheduleItem*> ordered(const std::string& where) const;
 
   // The schedule tree (Cactus::cctk_show_schedule = yes), bins in order, groups expanded.
   std::string tree() const;
 
-  // Checks every IN group exists and ordering has no cycle; throws edl::EdlError.
+  // Checks every IN group exists and ordering has no cycle; throws support::InputError.
   void validate() const;
 
   // Every item, in the order added.

@@ -17,6 +17,7 @@
 // condition of an `if`, say) is never tokenized and cannot produce a misleading error.
 #include "schedule/names.hpp"
 #include "schedule/schedule.hpp"
+#include "support/cursor.hpp"
 
 #include <cctype>
 #include <deque>
@@ -26,10 +27,10 @@
 
 namespace saguaro::schedule {
 
-using edl::EdlError;
-using edl::Note;
-using edl::SourceFile;
-using edl::SourceLoc;
+using support::InputError;
+using support::Note;
+using support::SourceFile;
+using support::SourceLoc;
 
 namespace {
 
@@ -63,49 +64,45 @@ bool word_char(char c) {
 
 class Lexer {
 public:
-  explicit Lexer(const std::shared_ptr<const SourceFile>& file) : file_(file), s_(file->text()) {}
+  explicit Lexer(const std::shared_ptr<const SourceFile>& file) : c_(file) {}
 
   Token next() {
     bool space = false;
-    while (pos_ < s_.size()) {
-      char c = s_[pos_];
-      if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-        advance();
+    while (!c_.at_end()) {
+      char c = c_.peek();
+      if (c_.skip_blanks()) {
         space = true;
-      } else if (c == '\\' && (peek(1) == '\n' || (peek(1) == '\r' && peek(2) == '\n'))) {
-        advance(); // a line continuation
-        while (s_[pos_] != '\n') advance();
-        advance();
+      } else if (c == '\\' && (c_.peek(1) == '\n' || (c_.peek(1) == '\r' && c_.peek(2) == '\n'))) {
+        c_.skip_to_end_of_line(); // a line continuation
+        c_.advance();
         space = true;
       } else if (c == '#') {
-        while (pos_ < s_.size() && s_[pos_] != '\n') advance();
+        c_.skip_to_end_of_line();
       } else {
         break;
       }
     }
-    int line = line_, column = column_;
-    if (pos_ >= s_.size()) return Token{Tok::End, "", line, column, 1, space};
-    std::size_t start = pos_;
-    char c = s_[pos_];
+    const support::Position start = c_.position();
+    if (c_.at_end()) return token(Tok::End, "", start, 1, space);
+    char c = c_.peek();
     if (c == '\n') {
-      advance();
-      return Token{Tok::Newline, "\n", line, column, 1, space};
+      c_.advance();
+      return token(Tok::Newline, "\n", start, 1, space);
     }
     if (word_start(c)) {
-      while (pos_ < s_.size()) {
-        if (word_char(s_[pos_])) {
-          advance();
-        } else if (s_[pos_] == ':' && peek(1) == ':' && word_start(peek(2))) {
-          advance(); // Thorn::name
-          advance();
+      while (!c_.at_end()) {
+        if (word_char(c_.peek())) {
+          c_.advance();
+        } else if (c_.peek() == ':' && c_.peek(1) == ':' && word_start(c_.peek(2))) {
+          c_.advance(2); // Thorn::name
         } else {
           break;
         }
       }
-      return Token{Tok::Word, s_.substr(start, pos_ - start), line, column, int(pos_ - start),
-                   space};
+      return token(Tok::Word, std::string(c_.since(start)), start, int(c_.offset() - start.offset),
+                   space);
     }
-    if (c == '"') return lex_string(line, column, space);
+    if (c == '"') return lex_string(start, space);
     Tok kind;
     switch (c) {
     case '{': kind = Tok::LBrace; break;
@@ -116,47 +113,36 @@ public:
     case ';': kind = Tok::Semicolon; break;
     case ',': kind = Tok::Comma; break;
     default: {
-      std::string shown = edl::describe_character(c);
-      throw EdlError(SourceLoc{file_, line, column, 1},
-                     fmt::format("unexpected character {} in schedule.ccl", shown));
+      std::string shown = support::describe_character(c);
+      throw InputError(c_.loc(), fmt::format("unexpected character {} in schedule.ccl", shown));
     }
     }
-    advance();
-    return Token{kind, std::string(1, c), line, column, 1, space};
+    c_.advance();
+    return token(kind, std::string(1, c), start, 1, space);
   }
 
 private:
-  char peek(std::size_t ahead) const { return pos_ + ahead < s_.size() ? s_[pos_ + ahead] : '\0'; }
-  void advance() {
-    if (s_[pos_] == '\n') {
-      ++line_;
-      column_ = 1;
-    } else {
-      ++column_;
-    }
-    ++pos_;
+  static Token token(Tok kind, std::string text, const support::Position& at, int length,
+                     bool space) {
+    return Token{kind, std::move(text), at.line, at.column, length, space};
   }
 
-  Token lex_string(int line, int column, bool space) {
-    std::size_t start = pos_;
-    advance();
+  Token lex_string(const support::Position& start, bool space) {
+    c_.advance();
     std::string value;
-    while (pos_ < s_.size() && s_[pos_] != '"' && s_[pos_] != '\n') {
-      if (s_[pos_] == '\\' && (peek(1) == '"' || peek(1) == '\\')) advance();
-      value += s_[pos_];
-      advance();
+    while (!c_.at_end() && c_.peek() != '"' && c_.peek() != '\n') {
+      if (c_.peek() == '\\' && (c_.peek(1) == '"' || c_.peek(1) == '\\')) c_.advance();
+      value += c_.peek();
+      c_.advance();
     }
-    if (pos_ >= s_.size() || s_[pos_] != '"')
-      throw EdlError(SourceLoc{file_, line, column, int(pos_ - start)},
-                     "unterminated string: expected a closing '\"' on the same line");
-    advance();
-    return Token{Tok::String, value, line, column, int(pos_ - start), space};
+    if (c_.peek() != '"') // the end of the line or of the file
+      throw InputError(c_.at(start, int(c_.offset() - start.offset)),
+                       "unterminated string: expected a closing '\"' on the same line");
+    c_.advance();
+    return token(Tok::String, value, start, int(c_.offset() - start.offset), space);
   }
 
-  std::shared_ptr<const SourceFile> file_;
-  const std::string& s_;
-  std::size_t pos_ = 0;
-  int line_ = 1, column_ = 1;
+  support::Cursor c_;
 };
 
 bool is_identifier(const std::string& s) {
@@ -195,19 +181,20 @@ public:
         continue;
       }
       if (t.kind == Tok::End) return items;
-      std::string word = t.kind == Tok::Word ? detail::upper(t.text) : "";
+      std::string word = t.kind == Tok::Word ? support::upper(t.text) : "";
       if (word == "SCHEDULE") {
         items.push_back(parse_item());
       } else if (word == "STORAGE") {
         parse_top_level_storage();
       } else if (word == "IF") {
-        throw EdlError(loc(t), "conditional schedule blocks are not supported",
-                       {Note{{},
-                             "schedule the item unconditionally and test the condition "
-                             "inside the scheduled function"}});
+        throw InputError(loc(t), "conditional schedule blocks are not supported",
+                         {Note{{},
+                               "schedule the item unconditionally and test the condition "
+                               "inside the scheduled function"}});
       } else if (t.kind == Tok::Word) {
-        throw EdlError(loc(t), fmt::format("unexpected {}: expected SCHEDULE or STORAGE", show(t)),
-                       edl::did_you_mean(t.text, {"SCHEDULE", "STORAGE"}));
+        throw InputError(loc(t),
+                         fmt::format("unexpected {}: expected SCHEDULE or STORAGE", show(t)),
+                         support::did_you_mean(t.text, {"SCHEDULE", "STORAGE"}));
       } else {
         throw error(t, fmt::format("unexpected {}: expected SCHEDULE or STORAGE", show(t)));
       }
@@ -248,11 +235,11 @@ private:
     }
     return "?";
   }
-  EdlError error(const Token& t, const std::string& message, std::vector<Note> notes = {}) const {
-    return EdlError(loc(t), message, std::move(notes));
+  InputError error(const Token& t, const std::string& message, std::vector<Note> notes = {}) const {
+    return InputError(loc(t), message, std::move(notes));
   }
   bool is_word(const Token& t, const char* keyword) const {
-    return t.kind == Tok::Word && detail::iequals(t.text, keyword);
+    return t.kind == Tok::Word && support::iequals(t.text, keyword);
   }
 
   Token expect_identifier(const std::string& what, bool qualified = false) {
@@ -300,7 +287,7 @@ private:
         throw error(where,
                     fmt::format("unknown schedule bin '{}'; the bins are {}", where.text,
                                 fmt::join(bins(), ", ")),
-                    edl::did_you_mean(item.where, bins()));
+                    support::did_you_mean(item.where, bins()));
     } else {
       item.where = where.text;
     }
@@ -328,7 +315,7 @@ private:
       skip_newlines();
       const Token& t = peek();
       if (t.kind == Tok::LBrace) return;
-      std::string word = t.kind == Tok::Word ? detail::upper(t.text) : "";
+      std::string word = t.kind == Tok::Word ? support::upper(t.text) : "";
       if (word == "AS") {
         next();
         item.alias = expect_identifier("an alias after AS").text;
@@ -343,7 +330,7 @@ private:
         (word == "WHILE" ? item.while_var : item.if_var) = next().text;
       } else {
         std::vector<Note> notes;
-        if (t.kind == Tok::Word) notes = edl::did_you_mean(t.text, keywords);
+        if (t.kind == Tok::Word) notes = support::did_you_mean(t.text, keywords);
         throw error(t,
                     fmt::format("unexpected {} in the schedule of '{}': expected AS, BEFORE, "
                                 "AFTER, WHILE, IF or '{{'",
@@ -407,14 +394,14 @@ private:
                                    "(LANG, STORAGE, SYNC, OPTIONS, ...) or '}}'",
                                    show(t), item.name));
       Token key_token = next();
-      std::string key = detail::upper(key_token.text);
+      std::string key = support::upper(key_token.text);
       bool known = false;
       for (const std::string& k : clause_names()) known = known || k == key;
       if (!known)
         throw error(key_token,
                     fmt::format("unknown clause '{}' in the body of '{}': expected one of {}",
                                 key_token.text, item.name, fmt::join(clause_names(), ", ")),
-                    edl::did_you_mean(key_token.text, clause_names()));
+                    support::did_you_mean(key_token.text, clause_names()));
       const Token& colon = peek();
       if (colon.kind != Tok::Colon)
         throw error(colon, fmt::format("expected ':' after {}, found {}", key, show(colon)));
@@ -432,7 +419,7 @@ private:
       } else if (key == "SYNC") {
         item.sync.insert(item.sync.end(), values.begin(), values.end());
       } else if (key == "OPTIONS" || key == "OPTION") {
-        for (const std::string& v : values) item.options.push_back(detail::lower(v));
+        for (const std::string& v : values) item.options.push_back(support::lower(v));
       }
       // TRIGGERS, READS, WRITES, TAGS, INVALIDATES: accepted; they do not change what runs.
     }

@@ -9,13 +9,14 @@
 //   loop: PRESTEP EVOL(MoL: CalcRHS, update, PostStep per substep) POSTSTEP ANALYSIS
 //   TERMINATE
 //
-// User errors (in the .par or the EDL) are thrown as edl::EdlError: file:line:col and a
+// User errors (in the .par or the EDL) are thrown as support::InputError: file:line:col and a
 // caret; the CLI exits with status 2.
 #pragma once
 
 #include "calc/calculation.hpp"
 #include "calc/mapping.hpp"
 #include "grid/grid.hpp"
+#include "mapper/run_plan.hpp"
 #include "model/device.hpp"
 #include "param/registry.hpp"
 #include "runtime/kernel.hpp"
@@ -51,7 +52,7 @@ struct Setup {
   std::string mapping_path;
 };
 
-// Reads and checks the .par file and its EDL file. Throws edl::EdlError for user errors.
+// Reads and checks the .par file and its EDL file. Throws support::InputError for user errors.
 Setup load_setup(const std::string& par_path);
 
 class Simulation {
@@ -92,20 +93,22 @@ private:
   // its boundary shell after them.
   void exchange_state(const CalcBinding* overlap);
   void ensure_ghosts(); // exchange_state(nullptr) when the evolved ghosts are out of date
-  void decide_launches(const std::string& backend);
   void begin_step_breakdown();
   void end_step_breakdown(double step_seconds);
   void write_step_breakdown();
   std::vector<double> parameter_values() const;
-  std::vector<calc::Mapping> cuda_mappings() const;
-  std::vector<calc::Mapping> choose_mappings(const std::string& backend);
+  // The run plan (mapper::RunPlan), step by step: the mappings before compiling, the launch
+  // splits once compiled, the verification of candidates on the initial data.
+  std::vector<calc::Mapping> default_mappings() const;
+  void plan_mappings();
+  void plan_launches();
   void verify_mappings();
   bool output_due(int every) const;
   bool analysis_due() const;
   bool terminate() const;
   void output_norms();
   void output_hdf5();
-  void choose_device(const std::string& backend);
+  void choose_device();
   bool write_prediction_log(bool at_end);
   void checkpoint(bool force);
   bool recover();
@@ -127,25 +130,21 @@ private:
   std::unique_ptr<grid::GridFunctions> fields_;
   std::vector<std::unique_ptr<runtime::CompiledCalculation>> kernels_;
   std::vector<std::unique_ptr<CalcBinding>> bindings_;
-  // What the backend compiled, one per calculation (the prediction log prices them).
-  std::vector<calc::Mapping> mappings_;
-  // Saguaro::mapper_verify: per calculation, the mappings to time at start (the chosen one
-  // first), the same on every rank.
-  std::vector<std::vector<calc::Mapping>> candidates_;
-  std::vector<std::string> mapper_log_; // the banner's lines on what the mapper did
-  std::vector<int> evolved_, rhs_;      // GridFunctions indices, evolved_[v] <-> rhs_[v]
-  std::vector<double> evolved_u0_;      // radiative value at infinity per evolved variable
-  std::vector<double> parameters_;      // the EDL thorn's parameter values, kernel order
+  // The run's decisions: per calculation the mapping the backend compiled (the prediction log
+  // prices them), Saguaro::mapper_verify's candidates, the launch splits, the exchange's
+  // description and the banner's lines on what the mapper did; the same on every rank.
+  mapper::RunPlan plan_;
+  std::vector<int> evolved_, rhs_; // GridFunctions indices, evolved_[v] <-> rhs_[v]
+  std::vector<double> evolved_u0_; // radiative value at infinity per evolved variable
+  std::vector<double> parameters_; // the EDL thorn's parameter values, kernel order
   std::array<std::array<grid::BoundaryKind, 2>, 3> boundary_{};
 
   // The ghost exchange of the evolved variables. With exchange_overlap_, Driver_SyncEvolved
   // only marks the ghosts out of date (and Boundary_ApplyOuter defers the flat boundaries):
   // the first calculation that needs them exchanges, overlapping its interior when it is
-  // split. exchange_predicted_: the model's time of one exchange (NaN: not described).
+  // split (plan_ says which are).
   bool exchange_overlap_ = false;
   bool ghosts_stale_ = false, flat_pending_ = false;
-  double exchange_predicted_ = std::numeric_limits<double>::quiet_NaN();
-  std::string exchange_words_; // phases and bytes, for the prediction log
   // Per step: timing marks (ArraySpace::mark) of each exchange and of right-hand sides run
   // whole; per iteration the breakdown {step, interior, boundary, exchange, idle} seconds.
   struct ExchangeMarks {

@@ -47,6 +47,7 @@
 #include "runtime/kernel.hpp"
 #include "runtime/statistics.hpp"
 #include "schedule/simulation.hpp"
+#include "support/files.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -88,18 +89,6 @@ struct Options {
 
 // ---- files ---------------------------------------------------------------------------------
 
-// Writes `bytes` under a temporary name and renames it into place, so a crash never leaves a
-// torn file behind.
-void write_atomically(const fs::path& path, const std::string& bytes) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(bytes.data(), std::streamsize(bytes.size()));
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
-}
-
 // A float64 array as NumPy's .npy (format 1.0).
 void write_npy(const fs::path& path, const std::vector<double>& data, std::array<long, 3> shape) {
   std::string header =
@@ -114,11 +103,11 @@ void write_npy(const fs::path& path, const std::vector<double>& data, std::array
   bytes += char(len >> 8);
   bytes += header;
   bytes.append(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(double));
-  write_atomically(path, bytes);
+  support::write_atomically(path, bytes, "bench_suite");
 }
 
 void write_text(const fs::path& path, const std::string& text) {
-  write_atomically(path, text);
+  support::write_atomically(path, text, "bench_suite");
 }
 
 // ---- arrays --------------------------------------------------------------------------------
@@ -485,7 +474,7 @@ std::optional<WholeStep> whole_step_of(const bench::Benchmark& b) {
 
 std::string step_par(const Options& opt, const bench::Benchmark& b, const std::string& thorn,
                      const WholeStep& ws, const std::string& backend, const std::string& mapper,
-                     int iterations, const fs::path& out_dir) {
+                     int iterations, const fs::path& out_dir, const std::string& cache) {
   std::string text = fmt::format(
       R"(# bench_suite's whole step: {title} ({edl_rel}, fd order {order}), RK4, periodic {n}^3.
 ActiveThorns = "{thorns}"
@@ -513,10 +502,7 @@ IO::out_every = 0
       fmt::arg("n", opt.n), fmt::arg("thorns", ws.thorns),
       fmt::arg("edl", std::string(SAGUARO_SOURCE_DIR) + "/" + b.file), fmt::arg("backend", backend),
       fmt::arg("mapper", mapper), fmt::arg("it", iterations), fmt::arg("out", out_dir.string()));
-  // The CPU reference's compiled code is shared with the right-hand side's (the same source).
-  if (!opt.cache.empty())
-    text += fmt::format("Saguaro::cache_dir = \"{}\"\n",
-                        backend == "cpu" ? opt.cache + "/cpu" : opt.cache);
+  if (!cache.empty()) text += fmt::format("Saguaro::cache_dir = \"{}\"\n", cache);
   for (const auto& [name, value] : ws.settings)
     text += fmt::format("{}::{} = {}\n", thorn, name, value);
   return text;
@@ -534,12 +520,12 @@ struct StepRun {
 
 StepRun run_steps(const Options& opt, const bench::Benchmark& b, const std::string& thorn,
                   const WholeStep& ws, const std::string& backend, const std::string& mapper,
-                  int iterations) {
+                  int iterations, const std::string& cache) {
   const fs::path dir =
       fs::absolute(opt.data) / fmt::format("step-{}-{}-{}", b.name, backend, mapper);
   fs::create_directories(dir);
   const fs::path par = dir / "step.par";
-  write_text(par, step_par(opt, b, thorn, ws, backend, mapper, iterations, dir / "out"));
+  write_text(par, step_par(opt, b, thorn, ws, backend, mapper, iterations, dir / "out", cache));
   std::ostringstream log;
   host::Simulation sim(host::load_setup(par.string()), MPI_COMM_WORLD, log);
   sim.run();
@@ -854,8 +840,10 @@ int run(Context& ctx) {
     const std::optional<WholeStep> ws = whole_step_of(b);
     if (!opt.step || !ws) continue;
     const std::string& thorn = lb.program.thorn;
-    const StepRun s0 = run_steps(opt, b, thorn, *ws, "cpu", "default", 0);
-    const StepRun s1 = run_steps(opt, b, thorn, *ws, "cpu", "default", 1);
+    // The CPU reference's compiled code is shared with the right-hand side's (the same source).
+    const std::string cpu_cache = opt.cache.empty() ? "" : opt.cache + "/cpu";
+    const StepRun s0 = run_steps(opt, b, thorn, *ws, "cpu", "default", 0, cpu_cache);
+    const StepRun s1 = run_steps(opt, b, thorn, *ws, "cpu", "default", 1, cpu_cache);
     json state0 = json::object(), state1 = json::object(), settings = json::object(),
          step_params = json::object();
     const std::array<long, 3> shape{s1.points[2], s1.points[1], s1.points[0]};
@@ -901,15 +889,15 @@ int run(Context& ctx) {
       json row{
           {"system", std::string("saguaro-") + mapper}, {"kind", "step"}, {"benchmark", b.name}};
       try {
-        const StepRun one = run_steps(opt, b, thorn, *ws, "cuda", mapper, 1);
+        const StepRun one = run_steps(opt, b, thorn, *ws, "cuda", mapper, 1, opt.cache);
         const double worst = step_error(one, s1);
         row["max_rel_error"] = worst;
         row["status"] = worst <= kTolerance ? "ok" : "wrong";
         if (worst > kTolerance)
           ctx.failed = true;
         else {
-          const StepRun timed =
-              run_steps(opt, b, thorn, *ws, "cuda", mapper, opt.warmup + opt.step_iterations);
+          const StepRun timed = run_steps(opt, b, thorn, *ws, "cuda", mapper,
+                                          opt.warmup + opt.step_iterations, opt.cache);
           std::vector<double> t(timed.step_seconds.begin() +
                                     std::min<long>(opt.warmup, long(timed.step_seconds.size())),
                                 timed.step_seconds.end());

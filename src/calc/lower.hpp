@@ -1,22 +1,15 @@
-// Lowering: EDL syntax tree -> Program of Calculations.
-//
-// Passes, per equation: index analysis (free and summed indices, checked against the left
-// side), expansion into components (free indices make families, repeated up/down pairs are
-// summed), and construction of the DAG, with derivatives replaced by their finite-difference
-// stencils. A derivative of an expression that is not a pure stencil of loads puts that
-// expression into an intermediate grid function computed in an earlier stage.
+// Lowering: EDL syntax tree -> Program of Calculations, as a sequence of named passes
+// (calc/lowering.hpp lists them and holds the state they share; lower.cpp drives them).
 #pragma once
 
 #include "calc/calculation.hpp"
+#include "calc/lowering.hpp"
 #include "edl/ast.hpp"
 
 namespace saguaro::calc {
 
-struct LowerOptions {
-  int fd_order = 4; // accuracy order of the built-in D_i and D_ij: 2, 4, 6 or 8
-};
-
-// Throws edl::EdlError for semantic errors (undeclared names, index mismatches, ...).
+// All passes. Throws edl::EdlError for semantic errors (undeclared names, index mismatches,
+// ...): the first the file has.
 Program lower(const edl::Thorn& thorn, const LowerOptions& options = {});
 
 } // namespace saguaro::calc

@@ -1,5 +1,7 @@
 #include "calc/mapping.hpp"
 
+#include "calc/strategy.hpp"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -8,34 +10,17 @@
 namespace saguaro::calc {
 
 char letter(Buffering b) {
-  switch (b) {
-  case Buffering::Unbuffered: return 'u';
-  case Buffering::Register: return 'r';
-  case Buffering::Shared: return 'b';
-  case Buffering::Plus: return 'p';
-  case Buffering::ReadOnly: return 'c';
-  }
-  return '?';
+  return std::size_t(b) < strategies().size() ? strategy(b).letter : '?';
 }
 
 bool buffering_from_letter(char c, Buffering& b) {
-  for (Buffering x : kAllBufferings)
-    if (letter(x) == c) {
-      b = x;
-      return true;
-    }
-  return false;
+  const Strategy* s = strategy_for_letter(c);
+  if (s != nullptr) b = s->id;
+  return s != nullptr;
 }
 
 const char* describe(Buffering b) {
-  switch (b) {
-  case Buffering::Unbuffered: return "unbuffered";
-  case Buffering::Register: return "register";
-  case Buffering::Shared: return "shared";
-  case Buffering::Plus: return "plus";
-  case Buffering::ReadOnly: return "read-only";
-  }
-  return "?";
+  return std::size_t(b) < strategies().size() ? strategy(b).name : "?";
 }
 
 namespace {
@@ -52,35 +37,10 @@ const char* axis_name(int a) {
 
 bool buffering_applies(Buffering b, const std::vector<Offset>& offsets, int e, bool written,
                        std::string* why) {
-  auto fail = [why](std::string reason) {
-    if (why) *why = std::move(reason);
-    return false;
-  };
-  const int f = 3 - e;
-  if (b == Buffering::Unbuffered) return true;
-  if (b == Buffering::ReadOnly) {
-    if (written)
-      return fail("the kernel also writes it, and the read-only data cache is not coherent with "
-                  "the kernel's own stores");
-    return true;
-  }
-  // r, b and p keep values for reuse by neighbouring points.
-  if (offsets.size() < 2)
-    return fail("it is read at one offset only, so there is nothing to reuse");
-  if (b == Buffering::Register) {
-    for (const Offset& o : offsets)
-      if (o[0] != 0 || o[f] != 0)
-        return fail(std::string("offset ") + offset_text(o) + " is off the iteration axis " +
-                    axis_name(e) + ": registers carry values along " + axis_name(e) + " only");
-    return true;
-  }
-  if (b == Buffering::Plus) {
-    for (const Offset& o : offsets)
-      if (o[e] == 0 && (o[0] != 0 || o[f] != 0)) return true;
-    return fail(std::string("no offset lies in the x-") + axis_name(f) +
-                " plane through the point, so the shared plane would hold nothing (use r)");
-  }
-  return true; // b: any stencil with reuse
+  std::string reason;
+  const bool ok = strategy(b).applies(offsets, e, written, reason);
+  if (!ok && why) *why = std::move(reason);
+  return ok;
 }
 
 std::vector<NodeId> evaluated_nodes(const Dag& dag, const std::vector<NodeId>& roots,
@@ -298,7 +258,7 @@ Mapping assign(const Calculation& calc, const BlockConfig& block, bool mixed, Bu
   for (std::size_t k = 0; k < m.kernels.size(); ++k) {
     std::size_t turn = 0;
     for (const InputStencil& in : plans[k].inputs) {
-      Buffering want = mixed ? kAllBufferings[turn++ % std::size(kAllBufferings)] : every;
+      Buffering want = mixed ? strategies()[turn++ % strategies().size()]->id : every;
       const bool written = std::find(plans[k].outputs.begin(), plans[k].outputs.end(),
                                      in.grid_function) != plans[k].outputs.end();
       if (want != Buffering::Unbuffered &&
@@ -348,9 +308,12 @@ Mapping strategy_mapping(const Calculation& calc, const std::string& strategy,
                          const BlockConfig& block) {
   if (strategy == "mixed") return mixed_mapping(calc, block);
   Buffering b{};
-  if (strategy.size() != 1 || !buffering_from_letter(strategy[0], b))
-    throw MappingError("unknown buffering strategy '" + strategy +
-                       "': expected u, r, b, p, c or mixed");
+  if (strategy.size() != 1 || !buffering_from_letter(strategy[0], b)) {
+    std::string words;
+    for (const std::string& w : strategy_letters()) words += w + ", ";
+    throw MappingError("unknown buffering strategy '" + strategy + "': expected " + words +
+                       "or mixed");
+  }
   return buffered_mapping(calc, b, block);
 }
 

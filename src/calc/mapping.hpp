@@ -23,6 +23,9 @@
 
 namespace saguaro::calc {
 
+// A buffering strategy: its place in the list of strategies (calc/strategy.hpp; each is one
+// file in calc/strategies/, registered in calc/strategies/list.cpp). The five built in have
+// names here; letter, name, applicability, plan and model terms come from the list.
 enum class Buffering : std::uint8_t {
   Unbuffered, // u: one global load per offset
   Register,   // r: values carried in registers along e (stencils along e only)
@@ -30,6 +33,7 @@ enum class Buffering : std::uint8_t {
   Plus,       // p: registers along e plus a shared-memory plane for in-plane offsets (2.5D)
   ReadOnly,   // c: loads through the read-only data cache (__ldg)
 };
+// The five built-in strategies (calc::strategies() lists every registered one).
 inline constexpr Buffering kAllBufferings[] = {Buffering::Unbuffered, Buffering::Register,
                                                Buffering::Shared, Buffering::Plus,
                                                Buffering::ReadOnly};
@@ -86,12 +90,9 @@ struct KernelPlan {
 // Checks `mapping` against `calc` and returns one plan per kernel. Throws MappingError.
 // Rules: every store of every stage is made by exactly one kernel; kernels appear in stage
 // order; a temporary is a non-uniform node of its kernel's stage that a later kernel of that
-// stage uses; block sizes are positive, e is y or z, t_x * t_f <= 1024; and per input:
-//   r  every offset lies on the e axis, and there is more than one (reuse);
-//   b  more than one offset (reuse);
-//   p  more than one offset, and some offset lies in the x-f plane through the point;
-//   c  the kernel does not also write that grid function (the read-only path is not coherent);
-//   any buffered strategy only for grid functions the kernel reads.
+// stage uses; block sizes are positive, e is y or z, t_x * t_f <= 1024; and per input, its
+// strategy applies (buffering_applies: each strategy's rule, e.g. r: every offset on the e
+// axis, more than one), and any buffered strategy only for grid functions the kernel reads.
 std::vector<KernelPlan> plan_kernels(const Calculation& calc, const Mapping& mapping);
 
 // The nodes evaluated for `roots`, stopping at `cut` (values loaded from temporaries), in
@@ -108,7 +109,7 @@ KernelPlan plan_kernel(const Calculation& calc, const KernelMapping& kernel,
                        const std::set<NodeId>& available, int index = 0);
 
 // Whether strategy `b` applies to a grid function read at `offsets` by a kernel iterating
-// along `iteration_axis`; when not, `why` (if given) says why.
+// along `iteration_axis` (Strategy::applies); when not, `why` (if given) says why.
 bool buffering_applies(Buffering b, const std::vector<Offset>& offsets, int iteration_axis,
                        bool written_by_kernel, std::string* why = nullptr);
 
@@ -122,8 +123,8 @@ Mapping default_mapping(const Calculation& calc);
 
 // The default mapping with every kernel's block configuration set to `block` and every input
 // given strategy `b` where it applies (unbuffered elsewhere). mixed_mapping gives the inputs
-// of each kernel u, r, b, p, c in turn instead (each falling back to u where it does not
-// apply): one mapping that exercises every strategy at once.
+// of each kernel every strategy of the list (u, r, b, p, c) in turn instead (each falling back to u
+// where it does not apply): one mapping that exercises every strategy at once.
 Mapping buffered_mapping(const Calculation& calc, Buffering b, const BlockConfig& block);
 Mapping mixed_mapping(const Calculation& calc, const BlockConfig& block);
 
@@ -133,8 +134,8 @@ BlockConfig parse_block_config(const std::string& text);
 // "z 32x8x8" (the inverse of parse_block_config).
 std::string to_string(const BlockConfig& block);
 
-// A mapping from a strategy word: "u" "r" "b" "p" "c" (buffered_mapping) or "mixed"
-// (mixed_mapping). Throws MappingError for other words.
+// A mapping from a strategy word: a strategy's letter, "u" "r" "b" "p" "c" (buffered_mapping),
+// or "mixed" (mixed_mapping). Throws MappingError for other words.
 Mapping strategy_mapping(const Calculation& calc, const std::string& strategy,
                          const BlockConfig& block);
 

@@ -1,9 +1,11 @@
 // The `saguaro` command line.
 #include "calc/lower.hpp"
+#include "calibrate/calibrate.hpp"
 #include "calc/mapping.hpp"
-#include "cli/calibrate.hpp"
+#include "calc/strategy.hpp"
 #include "cli/inspect.hpp"
 #include "cli/map.hpp"
+#include "cli/plan.hpp"
 #include "cli/report.hpp"
 #include "codegen/cpp.hpp"
 #include "codegen/cuda.hpp"
@@ -31,10 +33,37 @@ constexpr int kBadInput = 2;
 
 struct EmitOptions {
   std::string language;           // "", "cuda" or "cpp"
-  std::string buffering = "u";    // CUDA: u r b p c mixed
+  std::string buffering = "u";    // CUDA: a strategy's letter (u r b p c) or mixed
   std::string block = "z 32x8x8"; // CUDA: the block configuration
   bool ptxas = false;             // CUDA: compile with NVRTC and print ptxas's report
+  bool plan = false;              // print the kernel plans instead
 };
+
+// The mappings --buffering and --block ask for, one per calculation.
+std::vector<saguaro::calc::Mapping> option_mappings(const saguaro::calc::Program& program,
+                                                    const EmitOptions& options) {
+  const saguaro::calc::BlockConfig block = saguaro::calc::parse_block_config(options.block);
+  std::vector<saguaro::calc::Mapping> mappings;
+  for (const saguaro::calc::Calculation& c : program.calculations)
+    mappings.push_back(saguaro::calc::strategy_mapping(c, options.buffering, block));
+  return mappings;
+}
+
+// --buffering's words: every strategy's letter, then "mixed".
+std::vector<std::string> buffering_words() {
+  std::vector<std::string> words = saguaro::calc::strategy_letters();
+  words.push_back("mixed");
+  return words;
+}
+
+// --buffering's help: the strategies, one per line, from the list (calc/strategies/list.cpp).
+std::string buffering_help() {
+  std::string text = "with --emit cuda or --plan: every input's buffering strategy where it "
+                     "applies, or mixed (each kernel's inputs take every strategy in turn):";
+  for (const saguaro::calc::Strategy* s : saguaro::calc::strategies())
+    text += fmt::format("\n  {}  {}", s->letter, s->summary);
+  return text;
+}
 
 // `saguaro inspect FILE.edl --emit cuda`: the generated source of every calculation.
 int emit(const saguaro::calc::Program& program, const EmitOptions& options) {
@@ -43,10 +72,7 @@ int emit(const saguaro::calc::Program& program, const EmitOptions& options) {
     std::cout << codegen::generate_cpp(program);
     return 0;
   }
-  const calc::BlockConfig block = calc::parse_block_config(options.block);
-  std::vector<calc::Mapping> mappings;
-  for (const calc::Calculation& c : program.calculations)
-    mappings.push_back(calc::strategy_mapping(c, options.buffering, block));
+  const std::vector<calc::Mapping> mappings = option_mappings(program, options);
   if (!options.ptxas) {
     std::cout << codegen::generate_cuda(program, mappings).source;
     return 0;
@@ -67,10 +93,28 @@ int emit(const saguaro::calc::Program& program, const EmitOptions& options) {
 }
 
 int inspect(const std::string& file, int fd_order, const std::string& format, bool expressions,
-            const EmitOptions& emit_options) {
+            const EmitOptions& emit_options, const std::string& after) {
   using namespace saguaro;
   edl::Thorn thorn = edl::parse_file(file);
+  if (!after.empty()) {
+    // The lowering's state after one of its passes.
+    calc::LoweringState state = calc::start_lowering(thorn, calc::LowerOptions{fd_order});
+    calc::run_lowering(state, after);
+    if (format == "json")
+      std::cout << cli::lowering_to_json(state).dump(2) << "\n";
+    else
+      std::cout << cli::lowering_to_text(state, expressions);
+    return 0;
+  }
   calc::Program program = calc::lower(thorn, calc::LowerOptions{fd_order});
+  if (emit_options.plan) {
+    const std::vector<calc::Mapping> mappings = option_mappings(program, emit_options);
+    if (format == "json")
+      std::cout << cli::plans_to_json(program, mappings).dump(2) << "\n";
+    else
+      std::cout << cli::plans_to_text(program, mappings);
+    return 0;
+  }
   if (!emit_options.language.empty()) return emit(program, emit_options);
   if (format == "json")
     std::cout << cli::program_to_json(program).dump(2) << "\n";
@@ -119,7 +163,7 @@ int run(const std::string& par_file) {
   try {
     host::Simulation simulation(host::load_setup(par_file), MPI_COMM_WORLD, std::cout);
     simulation.run();
-  } catch (const edl::EdlError& e) {
+  } catch (const support::InputError& e) { // .par, EDL, CCL, mapping files
     if (rank == 0) std::cerr << e.what();
     status = kBadInput;
   } catch (const std::exception& e) {
@@ -174,21 +218,40 @@ int main(int argc, char** argv) {
   bool expressions = false;
   inspect_cmd->add_flag("--expressions", expressions,
                         "also print each calculation as straight-line code (text format)");
+  std::string after;
+  CLI::Option* after_option =
+      inspect_cmd
+          ->add_option("--after", after,
+                       "stop the lowering after this pass and print its state; the passes, in "
+                       "order: " +
+                           saguaro::calc::lowering_pass_names())
+          ->check(CLI::Validator(
+              [](std::string& name) {
+                return saguaro::calc::find_lowering_pass(name) >= 0
+                           ? std::string()
+                           : fmt::format("unknown lowering pass '{}': expected one of {}", name,
+                                         saguaro::calc::lowering_pass_names());
+              },
+              "PASS"));
   EmitOptions emit_options;
   inspect_cmd
       ->add_option("--emit", emit_options.language,
                    "print the generated source instead: CUDA kernels or the C++ of the "
                    "CPU backend")
-      ->check(CLI::IsMember({"cuda", "cpp"}));
+      ->check(CLI::IsMember({"cuda", "cpp"}))
+      ->excludes(after_option);
   inspect_cmd
-      ->add_option("--buffering", emit_options.buffering,
-                   "with --emit cuda: every input's buffering strategy where it applies "
-                   "(u r b p c), or mixed")
-      ->check(CLI::IsMember({"u", "r", "b", "p", "c", "mixed"}))
+      ->add_flag("--plan", emit_options.plan,
+                 "print every kernel's plan (iteration space, buffers, each load's "
+                 "buffer, shared memory, arguments) under --buffering and --block "
+                 "(text or json)")
+      ->excludes(after_option);
+  inspect_cmd->add_option("--buffering", emit_options.buffering, buffering_help())
+      ->check(CLI::IsMember(buffering_words()))
       ->capture_default_str();
   inspect_cmd
       ->add_option("--block", emit_options.block,
-                   "with --emit cuda: the block configuration, iteration axis then "
+                   "with --emit cuda or --plan: the block configuration, iteration axis then "
                    "t_x x t_f x t_ee")
       ->capture_default_str();
   inspect_cmd->add_flag("--ptxas", emit_options.ptxas,
@@ -250,6 +313,9 @@ int main(int argc, char** argv) {
                    "default (no model)")
       ->check(CLI::IsMember({"model", "exhaustive", "default"}))
       ->capture_default_str();
+  map_cmd->add_flag("--plan", map_command.plan,
+                    "also print the chosen mappings' kernel plans (buffers, each load's buffer, "
+                    "shared memory, arguments)");
   map_cmd->add_option("--save", map_command.save,
                       "write the chosen mappings to this file (read by Saguaro::mapper = "
                       "\"fixed\" with Saguaro::mapping_file)");
@@ -266,20 +332,20 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*inspect_cmd) return inspect(edl_file, fd_order, format, expressions, emit_options);
+    if (*inspect_cmd) return inspect(edl_file, fd_order, format, expressions, emit_options, after);
     if (*check_cmd) return check(par_file);
     if (*calibrate_cmd) {
       if (calibrate_interconnect)
-        return saguaro::cli::calibrate_interconnect_main(calibrate_out, calibrate_cpu,
-                                                         calibrate_base, calibrate_quick);
+        return saguaro::calibrate::interconnect_command(calibrate_out, calibrate_cpu,
+                                                        calibrate_base, calibrate_quick);
       // A host's description has nothing of a GPU's to take from a base.
       if (calibrate_cpu && !calibrate_base.empty()) {
         std::cerr << "saguaro calibrate: --base applies to a GPU's calibration (or with "
                      "--interconnect), not to --cpu\n";
         return kBadInput;
       }
-      return saguaro::cli::calibrate_main(calibrate_out, calibrate_cpu, calibrate_base,
-                                          calibrate_quick);
+      return saguaro::calibrate::device_command(calibrate_out, calibrate_cpu, calibrate_base,
+                                                calibrate_quick);
     }
     if (*params_cmd) return params(params_of);
     if (*map_cmd) return saguaro::cli::map_main(map_command, std::cout, std::cerr);
@@ -287,7 +353,7 @@ int main(int argc, char** argv) {
     if (!par_file.empty()) return run(par_file);
     std::cout << app.help();
     return 0;
-  } catch (const saguaro::edl::EdlError& e) {
+  } catch (const saguaro::support::InputError& e) {
     std::cerr << e.what();
     return kBadInput;
   } catch (const saguaro::calc::MappingError& e) {

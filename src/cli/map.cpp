@@ -1,6 +1,8 @@
 #include "cli/map.hpp"
 
+#include "calc/code_plan.hpp"
 #include "calc/lower.hpp"
+#include "cli/plan.hpp"
 #include "edl/parser.hpp"
 #include "mapper/mapping_file.hpp"
 #include "model/device.hpp"
@@ -12,6 +14,7 @@
 #include <fstream>
 #include <ostream>
 #include <regex>
+#include <sstream>
 
 namespace saguaro::cli {
 
@@ -220,6 +223,11 @@ int map_main(const MapCommand& command, std::ostream& out, std::ostream& err) {
       nlohmann::json c;
       c["name"] = calc.name;
       c["chosen"] = mapping_json(calc, r.best);
+      if (command.plan) {
+        c["chosen"]["plans"] = nlohmann::json::array();
+        for (const calc::CodePlan& k : calc::plan_code(calc, r.best.mapping).kernels)
+          c["chosen"]["plans"].push_back(plan_to_json(calc, k));
+      }
       c["runners_up"] = nlohmann::json::array();
       for (const auto& m : r.runners_up) c["runners_up"].push_back(mapping_json(calc, m));
       const auto& s = r.stats;
@@ -258,6 +266,13 @@ int map_main(const MapCommand& command, std::ostream& out, std::ostream& err) {
           ms(p.s_i * scale), p.T_launch * 1e6, p.limiter, p.blocks_per_sm, p.occupancy_limit,
           100 * p.occupancy);
       print_trace(out, pk.profile, device, grid);
+    }
+    if (command.plan) {
+      out << "  kernel plans:\n";
+      for (const calc::CodePlan& k : calc::plan_code(calc, r.best.mapping).kernels) {
+        std::istringstream lines(calc::to_string(calc, k));
+        for (std::string line; std::getline(lines, line);) out << "    " << line << "\n";
+      }
     }
     if (!r.runners_up.empty()) out << "  runners-up:\n";
     int rank = 1;

@@ -18,7 +18,8 @@ struct MapCommand {
   std::string grid = "256"; // N or NXxNYxNZ: interior points of one patch
   std::string format = "text";
   std::string method = "model";
-  std::string save; // write the chosen mappings here (a mapping file, for `fixed`)
+  std::string save;  // write the chosen mappings here (a mapping file, for `fixed`)
+  bool plan = false; // also print the chosen mappings' kernel plans (calc/code_plan.hpp)
   int fd_order = 4;
 };
 

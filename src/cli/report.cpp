@@ -1,7 +1,7 @@
 #include "cli/report.hpp"
 
 #include "io/predictions.hpp"
-#include "runtime/disk_cache.hpp"
+#include "support/files.hpp"
 
 #include <filesystem>
 #include <ostream>
@@ -28,7 +28,7 @@ int report_main(const std::string& outdir, const std::string& svg_path, std::ost
   }
   const fs::path svg = svg_path.empty() ? fs::path(outdir) / "predictions.svg" : fs::path(svg_path);
   try {
-    runtime::write_atomically(svg, io::prediction_svg(records), "saguaro report");
+    support::write_atomically(svg, io::prediction_svg(records), "saguaro report");
   } catch (const std::exception& e) {
     err << "saguaro report: " << e.what() << "\n";
     return 1;

@@ -1,5 +1,7 @@
 #include "edl/lexer.hpp"
 
+#include "support/cursor.hpp"
+
 #include <cctype>
 
 #include <fmt/format.h>
@@ -35,42 +37,38 @@ namespace {
 
 class Lexer {
 public:
-  explicit Lexer(const std::shared_ptr<const SourceFile>& file) : file_(file), s_(file->text()) {}
+  explicit Lexer(const std::shared_ptr<const SourceFile>& file) : c_(file) {}
 
   std::vector<Token> run() {
     bool space = false;
-    while (pos_ < s_.size()) {
-      char c = s_[pos_];
-      if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-        advance();
+    while (!c_.at_end()) {
+      if (c_.skip_blanks()) {
         space = true;
         continue;
       }
+      char c = c_.peek();
       if (c == '#') {
-        while (pos_ < s_.size() && s_[pos_] != '\n') advance();
+        c_.skip_to_end_of_line();
         continue;
       }
-      int line = line_, column = column_;
-      std::size_t start = pos_;
+      const support::Position start = c_.position();
       if (c == '\n') {
-        advance();
+        c_.advance();
         if (!tokens_.empty() && !tokens_.back().is(TokenKind::Newline))
-          push(TokenKind::Newline, "\n", line, column, 1, space);
+          push(TokenKind::Newline, "\n", start, 1, space);
         space = false;
         continue;
       }
       if (std::isalpha(static_cast<unsigned char>(c))) {
-        while (pos_ < s_.size() && std::isalnum(static_cast<unsigned char>(s_[pos_]))) advance();
-        push(TokenKind::Name, s_.substr(start, pos_ - start), line, column, int(pos_ - start),
-             space);
+        c_.advance_while([](char d) { return std::isalnum(static_cast<unsigned char>(d)) != 0; });
+        push_since(TokenKind::Name, start, space);
       } else if (std::isdigit(static_cast<unsigned char>(c))) {
-        lex_number(line, column, space);
+        lex_number(start, space);
       } else if (c == '"') {
-        lex_string(line, column, space);
-      } else if (c == '*' && peek(1) == '*') {
-        advance();
-        advance();
-        push(TokenKind::Power, "**", line, column, 2, space);
+        lex_string(start, space);
+      } else if (c == '*' && c_.peek(1) == '*') {
+        c_.advance(2);
+        push_since(TokenKind::Power, start, space);
       } else {
         TokenKind kind;
         switch (c) {
@@ -89,85 +87,71 @@ public:
         case '\'': kind = TokenKind::Prime; break;
         default: {
           std::string shown = describe_character(c);
-          throw EdlError(SourceLoc{file_, line, column, 1},
-                         fmt::format("unexpected character {}; expected a name, number, "
-                                     "operator or comment",
-                                     shown));
+          throw EdlError(c_.loc(1), fmt::format("unexpected character {}; expected a name, number, "
+                                                "operator or comment",
+                                                shown));
         }
         }
-        advance();
-        push(kind, std::string(1, c), line, column, 1, space);
+        c_.advance();
+        push_since(kind, start, space);
       }
       space = false;
     }
     if (!tokens_.empty() && !tokens_.back().is(TokenKind::Newline))
-      push(TokenKind::Newline, "\n", line_, column_, 1, false);
-    push(TokenKind::End, "", line_, column_, 1, false);
+      push(TokenKind::Newline, "\n", c_.position(), 1, false);
+    push(TokenKind::End, "", c_.position(), 1, false);
     return std::move(tokens_);
   }
 
 private:
-  char peek(std::size_t ahead) const { return pos_ + ahead < s_.size() ? s_[pos_ + ahead] : '\0'; }
-  void advance() {
-    if (s_[pos_] == '\n') {
-      ++line_;
-      column_ = 1;
-    } else {
-      ++column_;
-    }
-    ++pos_;
+  void push(TokenKind kind, std::string text, const support::Position& at, int length, bool space) {
+    tokens_.push_back(Token{kind, std::move(text), at.line, at.column, length, space});
   }
-  void push(TokenKind kind, std::string text, int line, int column, int length, bool space) {
-    tokens_.push_back(Token{kind, std::move(text), line, column, length, space});
+  // A token of the text from `start` up to the cursor.
+  void push_since(TokenKind kind, const support::Position& start, bool space) {
+    const std::string_view text = c_.since(start);
+    push(kind, std::string(text), start, int(text.size()), space);
   }
   bool digit_at(std::size_t ahead) const {
-    return std::isdigit(static_cast<unsigned char>(peek(ahead))) != 0;
+    return std::isdigit(static_cast<unsigned char>(c_.peek(ahead))) != 0;
   }
 
   // 2, 0.5, 1., 1e-3, 1.5d0 (Fortran exponent), 2.5E+2.
-  void lex_number(int line, int column, bool space) {
-    std::size_t start = pos_;
-    while (digit_at(0)) advance();
-    if (peek(0) == '.') {
-      advance();
-      while (digit_at(0)) advance();
+  void lex_number(const support::Position& start, bool space) {
+    while (digit_at(0)) c_.advance();
+    if (c_.peek() == '.') {
+      c_.advance();
+      while (digit_at(0)) c_.advance();
     }
-    char e = peek(0);
+    char e = c_.peek();
     if (e == 'e' || e == 'E' || e == 'd' || e == 'D') {
-      std::size_t sign = (peek(1) == '+' || peek(1) == '-') ? 1 : 0;
+      std::size_t sign = (c_.peek(1) == '+' || c_.peek(1) == '-') ? 1 : 0;
       if (digit_at(1 + sign)) {
-        for (std::size_t i = 0; i < 1 + sign; ++i) advance();
-        while (digit_at(0)) advance();
-      } else if (sign == 1 || std::isalpha(static_cast<unsigned char>(peek(1))) == 0) {
+        c_.advance(1 + sign);
+        while (digit_at(0)) c_.advance();
+      } else if (sign == 1 || std::isalpha(static_cast<unsigned char>(c_.peek(1))) == 0) {
         // `1e` or `1e+` followed by no digits is a malformed exponent, not `1 e`.
-        throw EdlError(SourceLoc{file_, line, column, int(pos_ - start) + 1 + int(sign)},
+        throw EdlError(c_.at(start, int(c_.offset() - start.offset) + 1 + int(sign)),
                        "malformed number: expected digits after the exponent letter");
       }
     }
-    push(TokenKind::Number, s_.substr(start, pos_ - start), line, column, int(pos_ - start), space);
+    push_since(TokenKind::Number, start, space);
   }
 
-  void lex_string(int line, int column, bool space) {
-    std::size_t start = pos_;
-    advance();
-    std::string value;
-    while (pos_ < s_.size() && s_[pos_] != '"') {
-      if (s_[pos_] == '\n') break;
-      value += s_[pos_];
-      advance();
-    }
-    if (pos_ >= s_.size() || s_[pos_] != '"') {
-      throw EdlError(SourceLoc{file_, line, column, int(pos_ - start)},
+  void lex_string(const support::Position& start, bool space) {
+    c_.advance();
+    const support::Position inside = c_.position();
+    c_.advance_while([](char d) { return d != '"' && d != '\n'; });
+    std::string value(c_.since(inside));
+    if (c_.peek() != '"') { // the end of the line or of the file
+      throw EdlError(c_.at(start, int(c_.offset() - start.offset)),
                      "unterminated string: expected a closing '\"' on the same line");
     }
-    advance();
-    push(TokenKind::String, value, line, column, int(pos_ - start), space);
+    c_.advance();
+    push(TokenKind::String, value, start, int(c_.offset() - start.offset), space);
   }
 
-  std::shared_ptr<const SourceFile> file_;
-  const std::string& s_;
-  std::size_t pos_ = 0;
-  int line_ = 1, column_ = 1;
+  support::Cursor c_;
   std::vector<Token> tokens_;
 };
 

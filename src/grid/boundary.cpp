@@ -1,16 +1,14 @@
 // Outer boundary conditions: flat, static and radiative (Sommerfeld, as Cactus NewRad).
 #include "grid/grid.hpp"
 
-#include <algorithm>
-#include <cctype>
+#include "support/text.hpp"
+
 #include <stdexcept>
 
 namespace saguaro::grid {
 
 BoundaryKind boundary_kind_from_string(const std::string& word) {
-  std::string w = word;
-  std::transform(w.begin(), w.end(), w.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string w = support::lower(word);
   if (w == "flat") return BoundaryKind::Flat;
   if (w == "static") return BoundaryKind::Static;
   if (w == "radiative") return BoundaryKind::Radiative;

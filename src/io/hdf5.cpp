@@ -5,11 +5,11 @@
 // the error stack is switched off for the duration of each public call and restored after.
 #include "io/io.hpp"
 
+#include "support/files.hpp"
+#include "support/text.hpp"
+
 #include <hdf5.h>
 #include <mpi.h>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -238,37 +238,15 @@ void ensure_directory(const std::string& dir) {
                              (ec ? ": " + ec.message() : std::string()));
 }
 
-// Makes a finished file durable before it is renamed into place.
-void sync_path(const std::string& path, bool directory) {
-  const int fd = ::open(path.c_str(), directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY);
-  if (fd < 0) {
-    if (directory) return; // best effort for directories
-    throw std::runtime_error(path + ": open for fsync failed: " + errno_text(errno));
-  }
-  const int status = ::fsync(fd);
-  const int error = errno;
-  ::close(fd);
-  if (status != 0 && !directory)
-    throw std::runtime_error(path + ": fsync failed: " + errno_text(error));
-}
-
-// Renames a finished temporary file over its final name (atomic on POSIX file systems).
-void commit(const std::string& tmp, const std::string& path) {
-  sync_path(tmp, false);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + errno_text(errno));
-  sync_path(fs::path(path).parent_path().string(), true);
+// A file made under `tmp` (a fixed name, so that a later run finds and removes the debris of a
+// crashed write) and renamed over its final name once complete and on disk.
+support::AtomicWrite durable_via(const std::string& tmp) {
+  return support::AtomicWrite{"saguaro output", tmp, true};
 }
 
 void remove_quietly(const std::string& path) {
   std::error_code ec;
   fs::remove(path, ec);
-}
-
-std::string lowercase(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
 }
 
 // HDF5 dims {z, y, x} of a box.
@@ -379,97 +357,96 @@ void write_hdf5(const std::string& dir, const grid::Patch& patch, const std::str
   QuietHdf5 quiet;
   ensure_directory(dir);
   const std::string path =
-      (fs::path(dir) / (lowercase(variable) + ".file_" + std::to_string(patch.rank) + ".h5"))
+      (fs::path(dir) / (support::lower(variable) + ".file_" + std::to_string(patch.rank) + ".h5"))
           .string();
   const std::string tmp = path + ".tmp";
   const std::string fullname = thorn + "::" + variable;
   const std::string dataset_name = fullname + " it=" + std::to_string(stamp.iteration) +
                                    " tl=0 rl=0 c=" + std::to_string(patch.rank);
 
-  try {
-    // The previous good file stays untouched until the new one is complete.
-    const bool existed = fs::exists(path);
-    if (existed) {
-      std::error_code ec;
-      fs::copy_file(path, tmp, fs::copy_options::overwrite_existing, ec);
-      if (ec) throw std::runtime_error("cannot copy " + path + " to " + tmp + ": " + ec.message());
-    }
-    File file = existed ? open_file(tmp, true) : create_file(tmp);
-    file.path = path + " (via " + tmp + ")";
+  // The previous good file stays untouched until the new one is complete.
+  support::write_atomically(
+      path,
+      [&](const fs::path&) {
+        const bool existed = fs::exists(path);
+        if (existed) {
+          std::error_code ec;
+          fs::copy_file(path, tmp, fs::copy_options::overwrite_existing, ec);
+          if (ec)
+            throw std::runtime_error("cannot copy " + path + " to " + tmp + ": " + ec.message());
+        }
+        File file = existed ? open_file(tmp, true) : create_file(tmp);
+        file.path = path + " (via " + tmp + ")";
 
-    // Global metadata, as CarpetIOHDF5's WriteMetadata writes it on file creation; the
-    // iteration and time are kept current.
-    {
-      const bool has_group = existed && link_exists(file, file.id, kMetadataGroup);
-      Id group =
-          has_group
-              ? checked(H5Gopen2(file.id, kMetadataGroup, H5P_DEFAULT), H5Gclose, file.path,
-                        "H5Gopen2(metadata)")
-              : checked(H5Gcreate2(file.id, kMetadataGroup, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                        H5Gclose, file.path, "H5Gcreate2(metadata)");
-      write_int(file, group, "nioprocs", patch.ranks);
-      write_int(file, group, "carpet_reflevels", 1);
-      write_int(file, group, "GH$iteration", stamp.iteration);
-      write_int(file, group, "main loop index", stamp.iteration);
-      write_double(file, group, "carpet_global_time", stamp.time);
-      write_double(file, group, "carpet_delta_time", stamp.dt);
-      if (!has_group) {
-        write_string(file, group, "Cactus version", "Saguaro");
-        write_string_dataset(file, group, "Datasets", fullname + "\n");
-        write_string_dataset(file, group, kAllParameters, parameters_text);
-      }
-      group.close(file.path, "H5Gclose(metadata)");
-    }
+        // Global metadata, as CarpetIOHDF5's WriteMetadata writes it on file creation; the
+        // iteration and time are kept current.
+        {
+          const bool has_group = existed && link_exists(file, file.id, kMetadataGroup);
+          Id group = has_group ? checked(H5Gopen2(file.id, kMetadataGroup, H5P_DEFAULT), H5Gclose,
+                                         file.path, "H5Gopen2(metadata)")
+                               : checked(H5Gcreate2(file.id, kMetadataGroup, H5P_DEFAULT,
+                                                    H5P_DEFAULT, H5P_DEFAULT),
+                                         H5Gclose, file.path, "H5Gcreate2(metadata)");
+          write_int(file, group, "nioprocs", patch.ranks);
+          write_int(file, group, "carpet_reflevels", 1);
+          write_int(file, group, "GH$iteration", stamp.iteration);
+          write_int(file, group, "main loop index", stamp.iteration);
+          write_double(file, group, "carpet_global_time", stamp.time);
+          write_double(file, group, "carpet_delta_time", stamp.dt);
+          if (!has_group) {
+            write_string(file, group, "Cactus version", "Saguaro");
+            write_string_dataset(file, group, "Datasets", fullname + "\n");
+            write_string_dataset(file, group, kAllParameters, parameters_text);
+          }
+          group.close(file.path, "H5Gclose(metadata)");
+        }
 
-    // The dataset: the allocated box, C order [z][y][x].
-    if (link_exists(file, file.id, dataset_name))
-      checked(H5Ldelete(file.id, dataset_name.c_str(), H5P_DEFAULT), file.path,
-              "H5Ldelete(" + dataset_name + ")");
-    const grid::Box box = patch.allocated();
-    const auto dims = zyx(extent(box));
-    Id space = simple_space(file, 3, dims.data());
-    Id dataset = checked(H5Dcreate2(file.id, dataset_name.c_str(), H5T_IEEE_F64LE, space,
-                                    H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                         H5Dclose, file.path, "H5Dcreate2(" + dataset_name + ")");
-    if (dims[0] * dims[1] * dims[2] > 0)
-      checked(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, field), file.path,
-              "H5Dwrite(" + dataset_name + ")");
+        // The dataset: the allocated box, C order [z][y][x].
+        if (link_exists(file, file.id, dataset_name))
+          checked(H5Ldelete(file.id, dataset_name.c_str(), H5P_DEFAULT), file.path,
+                  "H5Ldelete(" + dataset_name + ")");
+        const grid::Box box = patch.allocated();
+        const auto dims = zyx(extent(box));
+        Id space = simple_space(file, 3, dims.data());
+        Id dataset = checked(H5Dcreate2(file.id, dataset_name.c_str(), H5T_IEEE_F64LE, space,
+                                        H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                             H5Dclose, file.path, "H5Dcreate2(" + dataset_name + ")");
+        if (dims[0] * dims[1] * dims[2] > 0)
+          checked(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, field),
+                  file.path, "H5Dwrite(" + dataset_name + ")");
 
-    // The attributes of CarpetIOHDF5's AddAttributes, in its order and types.
-    const int ghost = patch.ghost();
-    int iorigin[3], nghost[3], bbox[6], ioffset[3] = {0, 0, 0}, ioffsetdenom[3] = {1, 1, 1};
-    double origin[3], delta[3];
-    for (int axis = 0; axis < 3; ++axis) {
-      iorigin[axis] = box.lo[axis];
-      origin[axis] = patch.coordinate(axis, box.lo[axis]);
-      delta[axis] = patch.spec.spacing[axis];
-      nghost[axis] = ghost;
-      bbox[2 * axis] = patch.outer[axis][0] ? 1 : 0;
-      bbox[2 * axis + 1] = patch.outer[axis][1] ? 1 : 0;
-    }
-    write_int(file, dataset, "level", 0);
-    write_int(file, dataset, "carpet_mglevel", 0);
-    write_int(file, dataset, "timestep", stamp.iteration); // Carpet: the iteration
-    write_int(file, dataset, "group_timelevel", 0);
-    write_double(file, dataset, "time", stamp.time);
-    write_double(file, dataset, "cctk_delta_time", stamp.dt);
-    write_string(file, dataset, "name", fullname);
-    write_ints(file, dataset, "cctk_bbox", bbox, 6);
-    write_ints(file, dataset, "cctk_nghostzones", nghost, 3);
-    write_doubles(file, dataset, "origin", origin, 3);
-    write_doubles(file, dataset, "delta", delta, 3);
-    write_ints(file, dataset, "iorigin", iorigin, 3);
-    write_ints(file, dataset, "ioffset", ioffset, 3);
-    write_ints(file, dataset, "ioffsetdenom", ioffsetdenom, 3);
+        // The attributes of CarpetIOHDF5's AddAttributes, in its order and types.
+        const int ghost = patch.ghost();
+        int iorigin[3], nghost[3], bbox[6], ioffset[3] = {0, 0, 0}, ioffsetdenom[3] = {1, 1, 1};
+        double origin[3], delta[3];
+        for (int axis = 0; axis < 3; ++axis) {
+          iorigin[axis] = box.lo[axis];
+          origin[axis] = patch.coordinate(axis, box.lo[axis]);
+          delta[axis] = patch.spec.spacing[axis];
+          nghost[axis] = ghost;
+          bbox[2 * axis] = patch.outer[axis][0] ? 1 : 0;
+          bbox[2 * axis + 1] = patch.outer[axis][1] ? 1 : 0;
+        }
+        write_int(file, dataset, "level", 0);
+        write_int(file, dataset, "carpet_mglevel", 0);
+        write_int(file, dataset, "timestep", stamp.iteration); // Carpet: the iteration
+        write_int(file, dataset, "group_timelevel", 0);
+        write_double(file, dataset, "time", stamp.time);
+        write_double(file, dataset, "cctk_delta_time", stamp.dt);
+        write_string(file, dataset, "name", fullname);
+        write_ints(file, dataset, "cctk_bbox", bbox, 6);
+        write_ints(file, dataset, "cctk_nghostzones", nghost, 3);
+        write_doubles(file, dataset, "origin", origin, 3);
+        write_doubles(file, dataset, "delta", delta, 3);
+        write_ints(file, dataset, "iorigin", iorigin, 3);
+        write_ints(file, dataset, "ioffset", ioffset, 3);
+        write_ints(file, dataset, "ioffsetdenom", ioffsetdenom, 3);
 
-    dataset.close(file.path, "H5Dclose");
-    space.close(file.path, "H5Sclose");
-    file.id.close(file.path, "H5Fclose");
-    commit(tmp, path);
-  } catch (...) {
-    remove_quietly(tmp);
-    throw;
-  }
+        dataset.close(file.path, "H5Dclose");
+        space.close(file.path, "H5Sclose");
+        file.id.close(file.path, "H5Fclose");
+      },
+      durable_via(tmp));
 }
 
 // =============================================================================================
@@ -505,55 +482,54 @@ void write_checkpoint(const std::string& dir, const grid::Decomposition& decompo
   const std::string tmp = path + ".tmp";
   error = capture([&] {
     QuietHdf5 quiet;
-    try {
-      File file = create_file(tmp);
-      file.path = path + " (via " + tmp + ")";
-      const grid::Index3 points = patch.spec.points;
-      write_int(file, file.id, "iteration", iteration);
-      write_double(file, file.id, "time", state.time);
-      write_double(file, file.id, "dt", state.dt);
-      write_int(file, file.id, "nprocs", size);
-      write_int(file, file.id, "rank", rank);
-      write_ints(file, file.id, "grid_points", points.data(), 3);
-      write_int(file, file.id, "ghost", patch.ghost());
-      write_doubles(file, file.id, "origin", patch.spec.origin.data(), 3);
-      write_doubles(file, file.id, "spacing", patch.spec.spacing.data(), 3);
-      {
-        Id group =
-            checked(H5Gcreate2(file.id, kMetadataGroup, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                    H5Gclose, file.path, "H5Gcreate2(metadata)");
-        write_int(file, group, "nioprocs", size);
-        write_int(file, group, "GH$iteration", iteration);
-        write_string_dataset(file, group, kAllParameters, parameters_text);
-        group.close(file.path, "H5Gclose(metadata)");
-      }
+    support::write_atomically(
+        path,
+        [&](const fs::path&) {
+          File file = create_file(tmp);
+          file.path = path + " (via " + tmp + ")";
+          const grid::Index3 points = patch.spec.points;
+          write_int(file, file.id, "iteration", iteration);
+          write_double(file, file.id, "time", state.time);
+          write_double(file, file.id, "dt", state.dt);
+          write_int(file, file.id, "nprocs", size);
+          write_int(file, file.id, "rank", rank);
+          write_ints(file, file.id, "grid_points", points.data(), 3);
+          write_int(file, file.id, "ghost", patch.ghost());
+          write_doubles(file, file.id, "origin", patch.spec.origin.data(), 3);
+          write_doubles(file, file.id, "spacing", patch.spec.spacing.data(), 3);
+          {
+            Id group =
+                checked(H5Gcreate2(file.id, kMetadataGroup, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                        H5Gclose, file.path, "H5Gcreate2(metadata)");
+            write_int(file, group, "nioprocs", size);
+            write_int(file, group, "GH$iteration", iteration);
+            write_string_dataset(file, group, kAllParameters, parameters_text);
+            group.close(file.path, "H5Gclose(metadata)");
+          }
 
-      const grid::Box owned = patch.valid();
-      const auto dims = zyx(extent(owned));
-      const bool empty = dims[0] * dims[1] * dims[2] == 0;
-      for (std::size_t v = 0; v < names.size(); ++v) {
-        const std::string& name = names[v];
-        if (link_exists(file, file.id, name))
-          throw std::invalid_argument(file.path + ": variable '" + name + "' given twice");
-        Id space = simple_space(file, 3, dims.data());
-        Id dataset = checked(H5Dcreate2(file.id, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT,
-                                        H5P_DEFAULT, H5P_DEFAULT),
-                             H5Dclose, file.path, "H5Dcreate2(" + name + ")");
-        if (!empty) {
-          Id memory = array_selection(file, patch, owned);
-          checked(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, memory, H5S_ALL, H5P_DEFAULT, fields[v]),
-                  file.path, "H5Dwrite(" + name + ")");
-        }
-        write_ints(file, dataset, "iorigin", owned.lo.data(), 3);
-        write_ints(file, dataset, "grid_points", points.data(), 3);
-        dataset.close(file.path, "H5Dclose(" + name + ")");
-      }
-      file.id.close(file.path, "H5Fclose");
-      commit(tmp, path);
-    } catch (...) {
-      remove_quietly(tmp);
-      throw;
-    }
+          const grid::Box owned = patch.valid();
+          const auto dims = zyx(extent(owned));
+          const bool empty = dims[0] * dims[1] * dims[2] == 0;
+          for (std::size_t v = 0; v < names.size(); ++v) {
+            const std::string& name = names[v];
+            if (link_exists(file, file.id, name))
+              throw std::invalid_argument(file.path + ": variable '" + name + "' given twice");
+            Id space = simple_space(file, 3, dims.data());
+            Id dataset = checked(H5Dcreate2(file.id, name.c_str(), H5T_IEEE_F64LE, space,
+                                            H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                                 H5Dclose, file.path, "H5Dcreate2(" + name + ")");
+            if (!empty) {
+              Id memory = array_selection(file, patch, owned);
+              checked(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, memory, H5S_ALL, H5P_DEFAULT, fields[v]),
+                      file.path, "H5Dwrite(" + name + ")");
+            }
+            write_ints(file, dataset, "iorigin", owned.lo.data(), 3);
+            write_ints(file, dataset, "grid_points", points.data(), 3);
+            dataset.close(file.path, "H5Dclose(" + name + ")");
+          }
+          file.id.close(file.path, "H5Fclose");
+        },
+        durable_via(tmp));
   });
   agree(comm, error, "write_checkpoint");
 
@@ -562,13 +538,17 @@ void write_checkpoint(const std::string& dir, const grid::Decomposition& decompo
     if (rank != 0) return;
     const std::string marker = checkpoint_marker(dir, iteration);
     const std::string marker_tmp = marker + ".tmp";
-    std::FILE* file = std::fopen(marker_tmp.c_str(), "w");
-    if (file == nullptr)
-      throw std::runtime_error("cannot create " + marker_tmp + ": " + errno_text(errno));
-    std::fprintf(file, "iteration %d nprocs %d\n", iteration, size);
-    if (std::fclose(file) != 0)
-      throw std::runtime_error("cannot write " + marker_tmp + ": " + errno_text(errno));
-    commit(marker_tmp, marker);
+    support::write_atomically(
+        marker,
+        [&](const fs::path&) {
+          std::FILE* file = std::fopen(marker_tmp.c_str(), "w");
+          if (file == nullptr)
+            throw std::runtime_error("cannot create " + marker_tmp + ": " + errno_text(errno));
+          std::fprintf(file, "iteration %d nprocs %d\n", iteration, size);
+          if (std::fclose(file) != 0)
+            throw std::runtime_error("cannot write " + marker_tmp + ": " + errno_text(errno));
+        },
+        durable_via(marker_tmp));
 
     // Keep this checkpoint and the newest keep-1 complete older ones; complete ones at later
     // iterations (an abandoned earlier run) are left alone. keep <= 0 keeps everything.

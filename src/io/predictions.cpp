@@ -1,7 +1,7 @@
 #include "io/predictions.hpp"
 
 #include "model/model.hpp"
-#include "runtime/disk_cache.hpp"
+#include "support/files.hpp"
 #include "runtime/statistics.hpp"
 
 #include <fmt/format.h>
@@ -212,7 +212,7 @@ prediction_records(const calc::Program& program, const std::vector<calc::Mapping
     clear_prediction(r);
     r.note = source.note;
     const model::Device* device = source.device;
-    const bool host = source.backend == "cpu";
+    const bool host = source.host;
     if (device != nullptr && (device->kind == "cpu") != host) {
       r.note = fmt::format("the device description '{}' is for a {}, the backend is {}",
                            device->name, device->kind == "cpu" ? "CPU" : "GPU", source.backend);
@@ -324,8 +324,8 @@ void write_predictions(const std::string& dir, const std::vector<PredictionRecor
     jsonl += j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
   }
   const fs::path base(dir);
-  runtime::write_atomically(base / "predictions.tsv", tsv, "prediction log");
-  runtime::write_atomically(base / "predictions.jsonl", jsonl, "prediction log");
+  support::write_atomically(base / "predictions.tsv", tsv, "prediction log");
+  support::write_atomically(base / "predictions.jsonl", jsonl, "prediction log");
 }
 
 std::vector<PredictionRecord> read_predictions(const std::string& path) {

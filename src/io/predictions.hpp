@@ -69,6 +69,7 @@ const std::vector<std::string>& prediction_columns();
 // What a record's prediction comes from; `device` null: measured times only, with `note`.
 struct PredictionSource {
   std::string backend;
+  bool host = false; // the backend runs on the host: its kernels are predicted with a roofline
   const model::Device* device = nullptr;
   std::string note;
   int ranks = 1;

@@ -1,5 +1,7 @@
 #include "mapper/assignment.hpp"
 
+#include "calc/strategy.hpp"
+
 #include <cmath>
 #include <map>
 
@@ -21,10 +23,10 @@ std::vector<Buffering> buffering_moves(const model::KernelProfile::Input& input,
                                        StrategySet allowed) {
   std::vector<Buffering> out;
   if (input.offsets.size() < 2) return out; // no reuse: nothing to buffer
-  for (Buffering b : {Buffering::Register, Buffering::Shared, Buffering::Plus, Buffering::ReadOnly})
-    if ((allowed & strategy_bit(b)) &&
-        calc::buffering_applies(b, input.offsets, axis, input.written))
-      out.push_back(b);
+  for (const calc::Strategy* s : calc::strategies())
+    if (s->resource != calc::ReuseResource::None && (allowed & strategy_bit(s->id)) &&
+        calc::buffering_applies(s->id, input.offsets, axis, input.written))
+      out.push_back(s->id);
   return out;
 }
 
@@ -178,13 +180,15 @@ Assignment algorithm1(model::KernelProfile kernel, const PricingContext& context
              factor(smem_limited, m.dM_smem, d.K_smem()) + factor(roc_limited, m.dM_roc, now.K_roc);
     };
 
-    // Lines 12-16: the most efficient move among r/b/p and among c.
+    // Lines 12-16: the most efficient move among r/b/p (on-chip storage) and among c (the
+    // read-only cache).
     const Move* best_rbp = nullptr;
     const Move* best_c = nullptr;
     for (Move& m : proposed) {
       if (!std::isfinite(m.seconds)) continue; // lines 9-11: invalid
       m.efficiency = by_efficiency ? -m.dT * storage(m) : -m.dT;
-      const Move*& slot = m.to == Buffering::ReadOnly ? best_c : best_rbp;
+      const bool cache = calc::strategy(m.to).resource == calc::ReuseResource::ReadOnlyCache;
+      const Move*& slot = cache ? best_c : best_rbp;
       if (slot == nullptr || m.efficiency > slot->efficiency) slot = &m;
     }
     // Lines 19-26: stop when neither lowers the time; else take the larger drop.

@@ -17,9 +17,10 @@
 
 namespace saguaro::mapper {
 
-// A set of buffering strategies (bit 1 << int(Buffering)).
+// A set of buffering strategies (bit 1 << int(Buffering)). kAllStrategies: every strategy of
+// the list (calc/strategies/list.cpp), however many it has.
 using StrategySet = unsigned;
-inline constexpr StrategySet kAllStrategies = 0x1f;
+inline constexpr StrategySet kAllStrategies = ~StrategySet{0};
 inline constexpr StrategySet strategy_bit(calc::Buffering b) {
   return 1u << unsigned(b);
 }
@@ -32,9 +33,9 @@ struct PricingContext {
   StrategySet strategies = kAllStrategies; // the moves the search may make
 };
 
-// The strategies other than u that apply to `input` of a kernel iterating along `axis`, in the
-// order r, b, p, c. Empty when the input has no reuse (a single offset): Algorithm 1 buffers
-// only grid functions with r_i > 0.
+// The strategies that reuse values (every one of the list but u) and apply to `input` of a
+// kernel iterating along `axis`, in the list's order (r, b, p, c). Empty when the input has no
+// reuse (a single offset): Algorithm 1 buffers only grid functions with r_i > 0.
 std::vector<calc::Buffering> buffering_moves(const model::KernelProfile::Input& input, int axis,
                                              StrategySet allowed = kAllStrategies);
 

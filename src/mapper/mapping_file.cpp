@@ -1,13 +1,14 @@
 // Mapping files (YAML, names only) and the on-disk mapping cache.
 #include "mapper/mapping_file.hpp"
 
-#include "edl/diagnostics.hpp"
+#include "calc/strategy.hpp"
+#include "support/files.hpp"
+#include "support/hash.hpp"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cctype>
 #include <cstdint>
@@ -17,7 +18,6 @@
 #include <map>
 #include <memory>
 #include <sstream>
-#include <unistd.h>
 
 namespace saguaro::mapper {
 
@@ -29,22 +29,9 @@ namespace {
 constexpr int kCacheFormat = 1;
 constexpr const char* kCacheWho = "saguaro mapping cache";
 
-// FNV-1a 64 (the same function as runtime::fnv1a64; mapper may not depend on runtime).
-std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t hash = 0xcbf29ce484222325ull) {
-  for (unsigned char c : bytes) {
-    hash ^= c;
-    hash *= 0x100000001b3ull;
-  }
-  return hash;
-}
-
-std::string hex16(std::uint64_t hash) {
-  return fmt::format("{:016x}", hash);
-}
-
 // --- diagnostics --------------------------------------------------------------------------
 
-using File = std::shared_ptr<const edl::SourceFile>;
+using File = std::shared_ptr<const support::SourceFile>;
 
 // How many characters the caret underlines: the whole scalar when the source shows it there.
 int span(const File& file, const YAML::Node& node) {
@@ -56,33 +43,17 @@ int span(const File& file, const YAML::Node& node) {
   return static_cast<int>(s.size());
 }
 
-edl::SourceLoc loc_of(const File& file, const YAML::Mark& mark, int length = 1) {
-  edl::SourceLoc loc;
-  if (!mark.is_null() && mark.line >= 0) {
-    loc.file = file;
-    loc.line = mark.line + 1;
-    loc.column = mark.column + 1;
-    loc.length = length;
-  }
-  return loc;
-}
-
-[[noreturn]] void fail_at(const File& file, const edl::SourceLoc& loc, const std::string& message,
-                          const std::vector<edl::Note>& notes = {}) {
-  std::string text = loc.valid() ? edl::render_diagnostic(loc, "error", message)
-                                 : file->name() + ": error: " + message + "\n";
-  for (const edl::Note& n : notes) text += edl::render_diagnostic(n.loc, "note", n.message);
-  throw MappingFileError(text, file->name(), loc.valid() ? loc.line : 0,
-                         loc.valid() ? loc.column : 0);
+support::SourceLoc loc_of(const File& file, const YAML::Mark& mark, int length = 1) {
+  return support::loc_from_zero_based(file, mark.is_null() ? -1 : mark.line, mark.column, length);
 }
 
 [[noreturn]] void fail(const File& file, const YAML::Node& node, const std::string& message,
-                       const std::vector<edl::Note>& notes = {}) {
-  fail_at(file, loc_of(file, node.Mark(), span(file, node)), message, notes);
+                       const std::vector<support::Note>& notes = {}) {
+  throw MappingFileError(loc_of(file, node.Mark(), span(file, node)), message, notes);
 }
 
 std::string suggestion(const std::string& name, const std::vector<std::string>& known) {
-  const std::string near = edl::nearest_name(name, known);
+  const std::string near = support::nearest_name(name, known);
   return near.empty() ? "" : "; did you mean '" + near + "'?";
 }
 
@@ -214,8 +185,8 @@ calc::KernelMapping parse_kernel(const File& file, const calc::Calculation& c, c
       fail(
           file, n,
           fmt::format("'{}' is stored twice: kernel {} already stores it", name, it->second.kernel),
-          {edl::Note{loc_of(file, it->second.mark, static_cast<int>(name.size())),
-                     "first stored here"}});
+          {support::Note{loc_of(file, it->second.mark, static_cast<int>(name.size())),
+                         "first stored here"}});
     km.stores.push_back(store);
   }
 
@@ -254,9 +225,8 @@ calc::KernelMapping parse_kernel(const File& file, const calc::Calculation& c, c
         calc::Buffering b{};
         if (word.size() != 1 || !calc::buffering_from_letter(word[0], b)) {
           std::string expected;
-          for (calc::Buffering x : calc::kAllBufferings)
-            expected += fmt::format("{}{} ({})", expected.empty() ? "" : ", ", calc::letter(x),
-                                    calc::describe(x));
+          for (const calc::Strategy* x : calc::strategies())
+            expected += fmt::format("{}{} ({})", expected.empty() ? "" : ", ", x->letter, x->name);
           fail(file, kv.second,
                "unknown buffering strategy '" + word + "' for " + name + ": expected " + expected);
         }
@@ -315,7 +285,7 @@ MappingFileEntry parse_calculation(const File& file, const calc::Calculation& c,
   try {
     calc::plan_kernels(c, entry.mapping);
   } catch (const calc::MappingError& e) {
-    std::vector<edl::Note> notes;
+    std::vector<support::Note> notes;
     const int k = kernel_named(e.what());
     if (k >= 0 && k < static_cast<int>(marks.size()))
       notes.push_back(
@@ -325,7 +295,7 @@ MappingFileEntry parse_calculation(const File& file, const calc::Calculation& c,
   if (!entry.hash.empty()) {
     const std::string now = calculation_hash(c);
     if (entry.hash != now)
-      warnings.push_back(edl::render_diagnostic(
+      warnings.push_back(support::render_diagnostic(
           loc_of(file, hash.Mark(), span(file, hash)), "warning",
           fmt::format("calculation '{}' has changed since this mapping was written (hash {}, now "
                       "{}); the mapping still fits it",
@@ -345,39 +315,7 @@ std::string quoted(const std::string& s) {
 }
 
 std::string cache_dir_default() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0')
-    return (fs::path(xdg) / "saguaro" / "mappings").string();
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
-    return (fs::path(home) / ".cache" / "saguaro" / "mappings").string();
-  return (fs::temp_directory_path() / "saguaro-cache" / "mappings").string();
-}
-
-// Temporary name + rename (runtime::write_atomically lives above mapper). The host name is in
-// the temporary's name because ranks on different nodes may share a cache directory.
-void write_atomically(const fs::path& path, const std::string& bytes) {
-  static std::atomic<unsigned> counter{0};
-  char host[256] = "host";
-  gethostname(host, sizeof host - 1);
-  host[sizeof host - 1] = '\0';
-  const std::string tmp =
-      fmt::format("{}.tmp.{}.{}.{}", path.string(), host, static_cast<long>(getpid()), counter++);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw std::runtime_error(std::string(kCacheWho) + ": cannot write " + tmp);
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw std::runtime_error(std::string(kCacheWho) + ": cannot rename " + tmp + " to " +
-                             path.string());
-  }
+  return (fs::path(support::default_cache_dir()) / "mappings").string();
 }
 
 } // namespace
@@ -406,11 +344,11 @@ std::string calculation_hash(const calc::Calculation& c) {
     for (const calc::Store& st : s.stores) t += fmt::format(" {}={}", st.grid_function, st.value);
     t += '\n';
   }
-  return hex16(fnv1a64(t));
+  return support::hex_key(support::fnv1a64(t));
 }
 
 std::string device_hash(const model::Device& device) {
-  return hex16(fnv1a64(model::format_device(device)));
+  return support::hex_key(support::fnv1a64(model::format_device(device)));
 }
 
 // --- mapping files ------------------------------------------------------------------------
@@ -471,12 +409,12 @@ std::string format_mapping_file(const calc::Program& program, const MappingFile&
 
 MappingFile parse_mapping_file(const std::string& text, const std::string& filename,
                                const calc::Program& program) {
-  const File file = std::make_shared<const edl::SourceFile>(filename, text);
+  const File file = std::make_shared<const support::SourceFile>(filename, text);
   YAML::Node root;
   try {
     root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    fail_at(file, loc_of(file, e.mark), "not valid YAML: " + e.msg);
+    throw MappingFileError(loc_of(file, e.mark), "not valid YAML: " + e.msg);
   }
   MappingFile result;
   if (root.IsNull()) return result; // an empty file maps nothing
@@ -509,8 +447,8 @@ MappingFile parse_mapping_file(const std::string& text, const std::string& filen
                    " (program '" + program.thorn + "' has " + join(calculation_names) + ")");
         if (auto [it, fresh] = seen.emplace(name, c.first.Mark()); !fresh)
           fail(file, c.first, "calculation '" + name + "' given twice",
-               {edl::Note{loc_of(file, it->second, static_cast<int>(name.size())),
-                          "first given here"}});
+               {support::Note{loc_of(file, it->second, static_cast<int>(name.size())),
+                              "first given here"}});
         result.entries.push_back(
             parse_calculation(file, *found, c.first, c.second, result.warnings));
       }
@@ -522,7 +460,10 @@ MappingFile parse_mapping_file(const std::string& text, const std::string& filen
 
 MappingFile load_mapping_file(const std::string& path, const calc::Program& program) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw MappingFileError(path + ": error: cannot read the mapping file\n", path, 0, 0);
+  if (!in)
+    throw MappingFileError(
+        support::SourceLoc{std::make_shared<const support::SourceFile>(path, ""), 0, 0, 1},
+        "cannot read the mapping file");
   std::ostringstream text;
   text << in.rdbuf();
   return parse_mapping_file(text.str(), path, program);
@@ -550,7 +491,8 @@ std::string MappingCache::path_for(const calc::Calculation& calc, const model::D
   const std::string key =
       fmt::format("saguaro mapping cache v{}\n{}\n{}\n{}x{}x{}\n{}\n", kCacheFormat,
                   calculation_hash(calc), device_hash(device), g[0], g[1], g[2], method);
-  return (fs::path(dir_) / (calc.name + "-" + hex16(fnv1a64(key)) + ".yaml")).string();
+  return (fs::path(dir_) / (calc.name + "-" + support::hex_key(support::fnv1a64(key)) + ".yaml"))
+      .string();
 }
 
 std::optional<calc::Mapping> MappingCache::lookup(const calc::Program& program,
@@ -598,7 +540,7 @@ void MappingCache::store(const calc::Program& program, const calc::Calculation& 
   if (ec && !fs::is_directory(dir_))
     throw std::runtime_error(std::string(kCacheWho) + ": cannot create " + dir_ + ": " +
                              ec.message());
-  write_atomically(path_for(calc, device, grid, method), text);
+  support::write_atomically(path_for(calc, device, grid, method), text, kCacheWho);
 }
 
 } // namespace saguaro::mapper

@@ -25,10 +25,10 @@
 #include "calc/calculation.hpp"
 #include "calc/mapping.hpp"
 #include "model/device.hpp"
+#include "support/diagnostics.hpp"
 
 #include <array>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -48,19 +48,15 @@ struct MappingFile {
   std::vector<std::string> warnings;     // rendered diagnostics (a hash mismatch, ...)
 };
 
-// A mapping file that does not read or does not fit the program. what() is the full
-// diagnostic: "FILE:LINE:COL: error: ...", the line, a caret, and any notes.
-class MappingFileError : public std::runtime_error {
+// A mapping file that does not read or does not fit the program: the program's input error
+// (support::InputError), so what() is the full diagnostic: "FILE:LINE:COL: error: ...", the
+// line, a caret, and any notes.
+class MappingFileError : public support::InputError {
 public:
-  MappingFileError(const std::string& diagnostic, std::string file, int line, int column)
-      : std::runtime_error(diagnostic), file_(std::move(file)), line_(line), column_(column) {}
-  const std::string& file() const { return file_; }
-  int line() const { return line_; }     // 1-based; 0 when the error has no position
-  int column() const { return column_; } // 1-based; 0 when the error has no position
-
-private:
-  std::string file_;
-  int line_ = 0, column_ = 0;
+  using support::InputError::InputError;
+  std::string file() const { return loc().file ? loc().file->name() : std::string(); }
+  int line() const { return loc().valid() ? loc().line : 0; }     // 1-based; 0: no position
+  int column() const { return loc().valid() ? loc().column : 0; } // 1-based; 0: no position
 };
 
 // The text of a mapping file for `program` (names resolved from its calculations); `comment`
@@ -95,7 +91,7 @@ std::array<long, 3> grid_class(const std::array<long, 3>& grid);
 class MappingCache {
 public:
   // "" -> $XDG_CACHE_HOME/saguaro/mappings, else $HOME/.cache/saguaro/mappings, else
-  // <temp>/saguaro-cache/mappings (the convention of runtime::default_cache_dir).
+  // <temp>/saguaro-cache/mappings (support::default_cache_dir).
   explicit MappingCache(std::string dir = "");
 
   const std::string& dir() const { return dir_; }

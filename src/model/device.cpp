@@ -1,7 +1,7 @@
 // Device descriptions: the table of quantities, and reading and writing them as YAML.
 #include "model/device.hpp"
 
-#include "edl/diagnostics.hpp"
+#include "support/diagnostics.hpp"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -102,19 +102,13 @@ const std::vector<Quantity>& quantities() {
 
 namespace {
 
-// A YAML position as the EDL diagnostics show it: file:line:col, the line and a caret.
-[[noreturn]] void fail(const std::shared_ptr<const edl::SourceFile>& file, const YAML::Mark& mark,
-                       const std::string& message, std::vector<edl::Note> notes = {}) {
-  edl::SourceLoc loc;
-  if (!mark.is_null() && mark.line >= 0) {
-    loc.file = file;
-    loc.line = mark.line + 1;
-    loc.column = mark.column + 1;
-  }
-  std::string text = loc.valid() ? edl::render_diagnostic(loc, "error", message)
-                                 : file->name() + ": error: " + message + "\n";
-  for (const edl::Note& n : notes) text += edl::render_diagnostic(n.loc, "note", n.message);
-  throw DeviceError(text);
+// A YAML position as every input's diagnostics show it: file:line:col, the line and a caret.
+[[noreturn]] void fail(const std::shared_ptr<const support::SourceFile>& file,
+                       const YAML::Mark& mark, const std::string& message,
+                       std::vector<support::Note> notes = {}) {
+  throw DeviceError(support::render(support::Diagnostic{
+      "error", support::loc_from_zero_based(file, mark.is_null() ? -1 : mark.line, mark.column),
+      message, std::move(notes)}));
 }
 
 const Quantity* find_quantity(const std::string& name) {
@@ -123,7 +117,7 @@ const Quantity* find_quantity(const std::string& name) {
   return nullptr;
 }
 
-std::string scalar(const std::shared_ptr<const edl::SourceFile>& file, const YAML::Node& node,
+std::string scalar(const std::shared_ptr<const support::SourceFile>& file, const YAML::Node& node,
                    const std::string& what) {
   if (!node.IsScalar()) fail(file, node.Mark(), what + " must be a single value");
   return node.Scalar();
@@ -132,7 +126,7 @@ std::string scalar(const std::shared_ptr<const edl::SourceFile>& file, const YAM
 } // namespace
 
 Device parse_device(const std::string& yaml_text, const std::string& file_name) {
-  auto file = std::make_shared<const edl::SourceFile>(file_name, yaml_text);
+  auto file = std::make_shared<const support::SourceFile>(file_name, yaml_text);
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);
@@ -168,7 +162,7 @@ Device parse_device(const std::string& yaml_text, const std::string& file_name) 
         if (quantity == nullptr) {
           std::vector<std::string> known;
           for (const Quantity& k : quantities()) known.push_back(k.name);
-          const std::string near = edl::nearest_name(name, known);
+          const std::string near = support::nearest_name(name, known);
           fail(file, q.first.Mark(),
                "unknown quantity '" + name + "'" +
                    (near.empty() ? "" : "; did you mean '" + near + "'?"));
@@ -198,7 +192,7 @@ Device parse_device(const std::string& yaml_text, const std::string& file_name) 
       }
     } else {
       const std::string near =
-          edl::nearest_name(key, {"name", "kind", "arch", "match", "quantities"});
+          support::nearest_name(key, {"name", "kind", "arch", "match", "quantities"});
       fail(file, entry.first.Mark(),
            "unknown key '" + key + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
     }

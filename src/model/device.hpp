@@ -125,7 +125,7 @@ Device parse_device(const std::string& yaml_text, const std::string& file_name =
 
 // A description as YAML text that parse_device reads back (every quantity with its unit,
 // source and, as a comment, its paper symbol). To write a file, hand it to
-// runtime::write_atomically.
+// support::write_atomically.
 std::string format_device(const Device& device);
 
 // The description in configs/devices/ (or $SAGUARO_DEVICES) for a device name as the driver

@@ -2,6 +2,8 @@
 // the paper's names; each departure from the paper is marked "Beyond the paper" with why.
 #include "model/model.hpp"
 
+#include "calc/strategy.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,39 +15,6 @@
 namespace saguaro::model {
 
 using calc::Buffering;
-
-StencilShape stencil_shape(const std::vector<calc::Offset>& offsets, int iteration_axis) {
-  const int e = iteration_axis, f = 3 - iteration_axis;
-  StencilShape s;
-  if (offsets.empty()) return s;
-  int xmin = 0, xmax = 0;
-  int fmin = offsets[0][f], fmax = fmin, emin = offsets[0][e], emax = emin;
-  for (const calc::Offset& o : offsets) {
-    xmin = std::min(xmin, o[0]);
-    xmax = std::max(xmax, o[0]);
-    fmin = std::min(fmin, o[f]);
-    fmax = std::max(fmax, o[f]);
-    emin = std::min(emin, o[e]);
-    emax = std::max(emax, o[e]);
-    const bool on_x = o[0] != 0, on_f = o[f] != 0, on_e = o[e] != 0;
-    if (on_x && !on_e && !on_f)
-      ++s.r_x;
-    else if (!on_e && on_f)
-      ++s.r_f;
-    else if (on_e && !on_x && !on_f)
-      ++s.r_e;
-    else if (on_e)
-      ++s.r_o;
-  }
-  s.s_xn = -xmin;
-  s.s_xp = xmax;
-  s.s_x = s.s_xn + s.s_xp;
-  s.s_f = fmax - fmin;
-  s.s_e = emax - emin;
-  s.r = s.r_x + s.r_f + s.r_e + s.r_o;
-  s.offsets = int(offsets.size());
-  return s;
-}
 
 double estimated_registers(const KernelProfile& kernel) {
   long loads = 0;
@@ -156,14 +125,8 @@ Prediction::LaunchParts Prediction::parts(double points) const {
 
 namespace {
 
-// The paper's round-to-line operators: ceil(a)^<C> = ceil(a / LS) LS, and the "+" form that
-// charges half a line more for a row that need not start on a line boundary.
-double round_line(double a, double line) {
-  return std::ceil(a / line) * line;
-}
-double round_line_plus(double a, double line) {
-  return std::ceil(a / line + 0.5) * line;
-}
+using calc::round_line;
+using calc::round_line_plus;
 
 // sqrt of a supply-and-demand ratio for the capacity-miss terms (1 - sqrt(R)): the paper has
 // capacity misses only when R < 1, so the ratio is capped at 1 (no negative misses).
@@ -181,52 +144,48 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
   const int threads = blk.threads();
   const double LS_L2 = d.LS_L2(), LS_c = d.LS_c();
 
-  // Which inputs take which path. Beyond the paper: where plain global loads are cached in
-  // L1 (compute capability >= 7.0), strategy u takes the read-only path's formulas too.
+  // Each input's terms from its strategy (calc/strategies/), and the path its loads take:
+  // U the global path, C the read-only cache's, `direct` the strategy's own traffic terms.
+  // Beyond the paper: where plain global loads are cached in L1 (compute capability >= 7.0),
+  // the global path takes the read-only path's formulas too.
+  const std::vector<const calc::Strategy*>& strategies = calc::strategies();
+  const double alpha = round_line(tx, LS_L2) / tx;
+  const calc::ModelBlock terms_block{tx, tf, tee, plane, LS_L2, alpha};
   struct In {
     StencilShape s;
-    Buffering b;
+    std::size_t strategy;
+    calc::ModelTerms t;
   };
   // Scratch reused between calls: the mapper calls predict ~10^5 times per calculation.
-  static thread_local std::vector<In> U, R, B, P, C;
-  for (auto* set : {&U, &R, &B, &P, &C}) set->clear();
+  static thread_local std::vector<In> U, C, direct;
+  for (auto* set : {&U, &C, &direct}) set->clear();
   const std::size_t e = std::size_t(blk.iteration_axis);
   for (const KernelProfile::Input& input : kernel.inputs) {
     const bool cached = input.shaped && (e == 1 || e == 2);
+    const calc::Strategy& strategy = calc::strategy(input.strategy);
     In in{cached ? input.shapes[e] : stencil_shape(input.offsets, blk.iteration_axis),
-          input.strategy};
-    switch (input.strategy) {
-    case Buffering::Unbuffered: (d.global_loads_cached_in_l1 != 0 ? C : U).push_back(in); break;
-    case Buffering::Register: R.push_back(in); break;
-    case Buffering::Shared: B.push_back(in); break;
-    case Buffering::Plus: P.push_back(in); break;
-    case Buffering::ReadOnly: C.push_back(in); break;
+          std::size_t(input.strategy),
+          {}};
+    in.t = strategy.model(in.s, terms_block);
+    switch (strategy.path) {
+    case calc::TrafficPath::Global: (d.global_loads_cached_in_l1 != 0 ? C : U).push_back(in); break;
+    case calc::TrafficPath::ReadOnly: C.push_back(in); break;
+    case calc::TrafficPath::Direct: direct.push_back(in); break;
     }
-  }
-  std::size_t plain = 0, readonly = 0; // counted by the strategy the user chose
-  for (const KernelProfile::Input& input : kernel.inputs) {
-    if (input.strategy == Buffering::Unbuffered) ++plain;
-    if (input.strategy == Buffering::ReadOnly) ++readonly;
   }
 
   // --- Table IVd: resources and the occupancy they allow ----------------------------------
-  double reg_elements = kernel.intermediate_registers + double(plain + B.size() + readonly);
-  for (const auto* set : {&R, &P})
-    for (const In& in : *set) reg_elements += 1 + in.s.s_e;
+  // (Registers and shared memory are whole numbers of elements: adding them is exact in any
+  // order, so every path's inputs are added in turn.)
+  double reg_elements = kernel.intermediate_registers;
+  double code_smem = 0; // what the generated code allocates (calc::ModelTerms::smem_code)
+  for (const auto* set : {&U, &C, &direct})
+    for (const In& in : *set) {
+      reg_elements += in.t.registers;
+      p.M_smem += in.t.smem_paper;
+      code_smem += in.t.smem_code;
+    }
   p.M_reg = plane * reg_elements;
-  // Table IVd's M_smem keeps a b tile s_e + 1 planes deep (the paper's rolling tile). Beyond
-  // the paper: Saguaro's generated kernel keeps the whole tile of its t_ee points, s_e + t_ee
-  // planes, so that is what decides whether a block fits and how many are resident (ptxas's
-  // figure replaces it once the kernel is compiled).
-  double code_smem = 0;
-  for (const In& in : B) {
-    p.M_smem += (in.s.s_x + tx) * (in.s.s_f + tf) * (in.s.s_e + 1);
-    code_smem += (in.s.s_x + tx) * (in.s.s_f + tf) * (in.s.s_e + tee);
-  }
-  for (const In& in : P) {
-    p.M_smem += (in.s.s_x + tx) * (in.s.s_f + tf);
-    code_smem += (in.s.s_x + tx) * (in.s.s_f + tf);
-  }
   p.registers_from_ptxas = compiled.registers > 0;
   if (p.registers_from_ptxas) {
     p.registers_per_thread = compiled.registers;
@@ -294,16 +253,23 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
     p.K_roc = std::clamp((d.unified_l1_shared_per_sm - resident * smem_bytes) / 8, 0.0, p.K_roc);
 
   // --- Table IVa: L2 <-> SM traffic [elements per grid point] -------------------------------
-  p.alpha = round_line(tx, LS_L2) / tx;
-  const double alpha = p.alpha;
+  p.alpha = alpha;
   for (const In& in : U) p.D_L2_u += in.s.offsets * alpha; // (1 + r_i) alpha: one per offset
-  for (const In& in : R) p.D_L2_r += (1 + in.s.s_e / tee) * alpha;
-  for (const In& in : B)
-    p.D_L2_b +=
-        round_line_plus(in.s.s_x + tx, LS_L2) * (in.s.s_f + tf) * (in.s.s_e + tee) / (plane * tee);
-  for (const In& in : P)
-    p.D_L2_p += alpha * (in.s.r_o + 1 + in.s.s_e / tee + in.s.s_f / tf) +
-                (round_line(in.s.s_xn, LS_L2) + round_line(in.s.s_xp, LS_L2)) / tx;
+  // The direct path: each strategy's traffic and L2 lines (Table IVb), summed per strategy
+  // in the list's order (r, b, p: the paper's columns).
+  static thread_local std::vector<double> direct_l2, direct_lines;
+  direct_l2.assign(strategies.size(), 0);
+  direct_lines.assign(strategies.size(), 0);
+  for (const In& in : direct) {
+    direct_l2[in.strategy] += in.t.traffic;
+    direct_lines[in.strategy] += in.t.l2_footprint;
+  }
+  auto column = [&](Buffering b, const std::vector<double>& by_strategy) {
+    return by_strategy[std::size_t(b)];
+  };
+  p.D_L2_r = column(Buffering::Register, direct_l2);
+  p.D_L2_b = column(Buffering::Shared, direct_l2);
+  p.D_L2_p = column(Buffering::Plus, direct_l2);
   for (const In& in : C) p.M_roc += round_line_plus(in.s.s_x + tx, LS_c) * (1 + in.s.s_f) * tf;
   // Beyond the paper: every resident block keeps its own lines in the SM's cache.
   p.R_SND_RO = p.M_roc > 0 ? p.K_roc / (resident * p.M_roc) : inf;
@@ -314,13 +280,18 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
   // Spilled values go to local memory through L1 and L2 (ptxas's bytes per thread, or the
   // estimate's; a thread computes one point per iteration).
   const double spill = p.spill_bytes / 8.0;
-  p.D_L2_total = p.D_L2_u + p.D_L2_r + p.D_L2_b + p.D_L2_p + p.D_L2_c + p.D_L2_store + spill;
+  p.D_L2_total = p.D_L2_u;
+  for (double d_l2 : direct_l2) p.D_L2_total += d_l2;
+  p.D_L2_total += p.D_L2_c;
+  p.D_L2_total += p.D_L2_store;
+  p.D_L2_total += spill;
 
   // --- Table IVb: DRAM traffic [elements per grid point] ----------------------------------
   for (const In& in : U) p.M_L2_u += round_line_plus(in.s.s_x + tx, LS_L2) * (1 + in.s.s_f) * tf;
-  p.M_L2_r = double(R.size()) * round_line_plus(tx, LS_L2) * tf;
-  for (const auto* set : {&B, &P})
-    for (const In& in : *set) p.M_L2_bp += round_line_plus(in.s.s_x + tx, LS_L2) * (tf + in.s.s_f);
+  p.M_L2_r = column(Buffering::Register, direct_lines);
+  p.M_L2_bp = column(Buffering::Shared, direct_lines) + column(Buffering::Plus, direct_lines);
+  double M_L2_direct = 0; // whole lines: exact in any order
+  for (double lines : direct_lines) M_L2_direct += lines;
   for (const In& in : C)
     // Beyond the paper: below R_SND^RO = 1 its rows (1 + s_f) t_f (1 - sqrt(R)) fall under
     // the cold-miss rows t_f + s_f as R nears 1, so a grid function that crowds the cache
@@ -330,7 +301,7 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
                 (p.R_SND_RO > 1 ? tf + in.s.s_f
                                 : std::max(tf + in.s.s_f,
                                            (1 + in.s.s_f) * tf * (1 - sqrt_supply(p.R_SND_RO))));
-  const double l2_demand = d.sm_count * (p.M_L2_u + p.M_L2_r + p.M_L2_bp + p.M_L2_c);
+  const double l2_demand = d.sm_count * (p.M_L2_u + M_L2_direct + p.M_L2_c);
   p.R_SND_L2 = l2_demand > 0 ? d.K_L2() / l2_demand : inf;
   const double l2_miss = 1 - sqrt_supply(p.R_SND_L2);
   double u_misses = 0, cm = 0;
@@ -342,17 +313,22 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
   // caches reuse it. Without this floor M_c^L2 vanishes as R_SND^RO approaches 1 from below.
   p.D_GM_u = std::max(p.D_GM_u, alpha * double(U.size()));
   p.D_GM_c = std::max(p.D_GM_c, alpha * double(C.size()));
-  p.D_GM_total = p.D_GM_u + p.D_L2_r + p.D_L2_b + p.D_L2_p + p.D_GM_c + p.D_L2_store;
+  p.D_GM_total = p.D_GM_u;
+  for (double d_l2 : direct_l2) p.D_GM_total += d_l2; // the direct path's reads come from DRAM
+  p.D_GM_total += p.D_GM_c;
+  p.D_GM_total += p.D_L2_store;
 
   // --- Table IVc: exposed latency [cycles per grid point per SM] ---------------------------
-  double shared_loads = 0;
-  for (const In& in : B) shared_loads += in.s.r;
-  for (const In& in : P) shared_loads += in.s.r_x + in.s.r_f;
+  double shared_loads = 0, barriers = 0;
+  for (const In& in : direct) {
+    shared_loads += in.t.shared_loads;
+    barriers += in.t.barriers;
+  }
   const long n_fp = kernel.flops.total();
   p.N_g = std::ceil(p.D_GM_total / d.parallel_global);
   p.N_L2 = std::ceil(p.D_L2_total / d.parallel_l2);
   p.N_s = std::ceil(shared_loads / d.parallel_shared);
-  p.N_b = std::ceil(double(B.size() + P.size()) / d.parallel_barrier);
+  p.N_b = std::ceil(barriers / d.parallel_barrier);
   p.N_c = std::ceil(p.D_L2_c / d.parallel_readonly);
   // The published T_lat line is garbled; n_fp L_f enters as N_f = ceil(n_fp / lambda_f),
   // like every other term (lambda_f is listed in Table IIIb for this).
@@ -367,16 +343,14 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
 
   // --- Chemora's issue term s_i = sum_c n_c / theta_c -----------------------------------
   const calc::FlopCounts& fl = kernel.flops;
+  // Load and store instructions: the paths in turn, the direct one strategy by strategy in
+  // the list's order.
   double load_store = kernel.stores;
-  for (const In& in : U) load_store += in.s.offsets;
-  for (const In& in : C) load_store += in.s.offsets;
-  for (const In& in : R) load_store += 1 + in.s.s_e / tee;
-  for (const In& in : B)
-    load_store += in.s.offsets + round_line_plus(in.s.s_x + tx, 1) * (in.s.s_f + tf) *
-                                     (in.s.s_e + tee) / (plane * tee) * 2; // fill: load + store
-  for (const In& in : P)
-    load_store += in.s.r_o + 1 + in.s.s_e / tee + in.s.r_x + in.s.r_f +
-                  (in.s.s_x + tx) * (in.s.s_f + tf) / plane;
+  for (const In& in : U) load_store += in.t.issue;
+  for (const In& in : C) load_store += in.t.issue;
+  for (std::size_t st = 0; st < strategies.size(); ++st)
+    for (const In& in : direct)
+      if (in.strategy == st) load_store += in.t.issue;
   // A fused multiply-add is one instruction for an add and a mul.
   const double fp = double(fl.add + fl.mul - fl.fma + fl.other);
   p.s_i = fp / d.fp64_rate + fl.div / d.fp64_div_rate + fl.sqrt / d.fp64_sqrt_rate +

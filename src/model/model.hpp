@@ -9,12 +9,17 @@
 //   T_launch + (N / N_SM) * T / clock.
 // CPU: a roofline, max(compulsory bytes / DRAM bandwidth, flops / FP64 peak).
 //
+// Each buffering strategy's own terms (registers, shared memory, the traffic it moves itself,
+// shared loads, barriers, load/store instructions) are in its file in calc/strategies/
+// (calc::ModelTerms); predict adds them up and keeps the traffic paths' cache models.
+//
 // Where the model goes beyond the paper it says so next to the formula (docs/model.md lists
 // every such choice).
 #pragma once
 
 #include "calc/calculation.hpp"
 #include "calc/mapping.hpp"
+#include "calc/strategy.hpp"
 #include "model/device.hpp"
 
 #include <array>
@@ -23,14 +28,10 @@
 
 namespace saguaro::model {
 
-// Table IIb for one input grid function of a kernel, relative to the kernel's iteration axis.
-struct StencilShape {
-  int s_xn = 0, s_xp = 0, s_x = 0; // magnitudes of the most negative / positive x offset; sum
-  int s_f = 0, s_e = 0;            // extent (max - min) along f and e
-  int r_x = 0, r_f = 0, r_e = 0, r_o = 0, r = 0; // reuse counts (offsets by alignment)
-  int offsets = 0;                               // |S|: loads per point when unbuffered
-};
-StencilShape stencil_shape(const std::vector<calc::Offset>& offsets, int iteration_axis);
+// Table IIb for one input grid function of a kernel (calc/strategy.hpp: the strategies'
+// model terms are written in it).
+using calc::stencil_shape;
+using calc::StencilShape;
 
 // Table IIa plus the inputs: what the model knows about one kernel.
 struct KernelProfile {

@@ -1,5 +1,5 @@
-// The backends behind make_backend(), for code that needs more than the Backend interface
-// (tests, `saguaro inspect`): the CPU backend's cache and compiler statistics.
+// The backends behind the registry (backend_registry.hpp), for code that needs more than the
+// Backend interface (tests, `saguaro inspect`): the CPU backend's cache and compiler statistics.
 #pragma once
 
 #include "runtime/kernel.hpp"
@@ -19,6 +19,9 @@ std::unique_ptr<Backend> make_interpreter_backend();
 // no CUDA or no GPU can be used.
 std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options);
 
+// The CpuBackend below.
+std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options);
+
 // Generated C++ (codegen::generate_cpp), compiled by the host compiler into a shared object,
 // cached on disk and loaded with dlopen. Under a mapping it runs exactly the mapping's kernel
 // partition (a loop nest per kernel, temporaries in host scratch arrays of the patch's size,
@@ -33,6 +36,7 @@ class CpuBackend final : public Backend {
 public:
   explicit CpuBackend(BackendOptions options = {});
   std::string name() const override { return "cpu"; }
+  BackendDescription description() const override;
   std::vector<std::unique_ptr<CompiledCalculation>> compile(const calc::Program& program) override;
   std::vector<std::unique_ptr<CompiledCalculation>>
   compile(const calc::Program& program, const std::vector<calc::Mapping>& mappings) override;

@@ -133,6 +133,21 @@ CpuBackend::CpuBackend(BackendOptions options)
   if (options_.compiler.empty()) options_.compiler = "c++";
 }
 
+std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options) {
+  return std::make_unique<CpuBackend>(options);
+}
+
+BackendDescription CpuBackend::description() const {
+  BackendDescription d;
+  d.name = name();
+  d.hardware = Hardware::host;
+  d.takes_mappings = true; // it runs a mapping's kernel partition, loop nest per kernel
+  d.model = DeviceModel::host_roofline;
+  d.clock = KernelClock::host_clock;
+  d.array_space = host_space().name();
+  return d;
+}
+
 std::vector<std::string> CpuBackend::default_flags() {
   return {"-O3", "-march=native", "-fopenmp", "-fPIC", "-std=c++17", "-fno-math-errno"};
 }
@@ -217,35 +232,32 @@ CpuBackend::compile(const calc::Program& program, const std::vector<calc::Mappin
                      label.c_str(), object.c_str());
     } else {
       write_atomically(source_path, source, "cpu backend");
-      const std::string tmp = unique_temporary(object);
-      std::vector<std::string> argv{options_.compiler};
-      argv.insert(argv.end(), flags_.begin(), flags_.end());
-      argv.insert(argv.end(), {"-shared", "-o", tmp, source_path.string()});
       auto start = std::chrono::steady_clock::now();
-      CommandResult result;
-      try {
-        result = run_command(argv);
-      } catch (const std::exception& e) {
-        throw std::runtime_error("cpu backend: the C++ compiler '" + options_.compiler +
-                                 "' cannot be run: " + e.what() + " (source kept in " +
-                                 source_path.string() + ")");
-      }
-      ++compiler_runs_;
+      // The compiler writes the object under a temporary name; it appears whole.
+      write_atomically(
+          object,
+          [&](const fs::path& tmp) {
+            std::vector<std::string> argv{options_.compiler};
+            argv.insert(argv.end(), flags_.begin(), flags_.end());
+            argv.insert(argv.end(), {"-shared", "-o", tmp.string(), source_path.string()});
+            CommandResult result;
+            try {
+              result = run_command(argv);
+            } catch (const std::exception& e) {
+              throw std::runtime_error("cpu backend: the C++ compiler '" + options_.compiler +
+                                       "' cannot be run: " + e.what() + " (source kept in " +
+                                       source_path.string() + ")");
+            }
+            ++compiler_runs_;
+            if (result.status != 0)
+              throw std::runtime_error("cpu backend: compiling " + label + " failed (exit status " +
+                                       std::to_string(result.status) + "); source kept in " +
+                                       source_path.string() + "\ncommand: " + quote_command(argv) +
+                                       "\n" + result.output);
+          },
+          support::AtomicWrite{"cpu backend"});
       double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (result.status != 0) {
-        fs::remove(tmp, ec);
-        throw std::runtime_error("cpu backend: compiling " + label + " failed (exit status " +
-                                 std::to_string(result.status) + "); source kept in " +
-                                 source_path.string() + "\ncommand: " + quote_command(argv) + "\n" +
-                                 result.output);
-      }
-      fs::rename(tmp, object, ec);
-      if (ec) {
-        fs::remove(tmp, ec);
-        throw std::runtime_error("cpu backend: cannot move the compiled object into " +
-                                 object.string());
-      }
       if (options_.verbose)
         std::fprintf(stderr, "saguaro: cpu backend: compiled %s in %.2f s: %s\n", label.c_str(),
                      seconds, object.c_str());

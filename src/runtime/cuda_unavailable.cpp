@@ -1,7 +1,6 @@
 // The CUDA backend's public face in a build without CUDA (SAGUARO_WITH_CUDA off, or the CUDA
 // toolkit not found): nothing is available and everything that would need CUDA throws.
 #include "runtime/backends.hpp"
-#include "runtime/calibrate.hpp"
 #include "runtime/cuda.hpp"
 
 #include <stdexcept>
@@ -68,10 +67,6 @@ const std::map<std::string, PtxasReport>& KernelModule::resources() const {
 
 std::unique_ptr<Backend> make_cuda_backend(const BackendOptions&) {
   throw std::runtime_error(std::string("the cuda backend cannot be used: ") + cuda::kNoCuda);
-}
-
-model::Device calibrate_gpu(const model::Device*, const CalibrationOptions&) {
-  throw std::runtime_error(std::string("no GPU can be calibrated: ") + cuda::kNoCuda);
 }
 
 } // namespace saguaro::runtime

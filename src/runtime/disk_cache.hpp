@@ -4,33 +4,21 @@
 // a temporary name, then renamed) and a compile happens once (an flock per key).
 #pragma once
 
-#include <cstdint>
+#include "support/files.hpp"
+#include "support/hash.hpp"
+
 #include <filesystem>
 #include <string>
-#include <string_view>
 
 namespace saguaro::runtime {
 
-// FNV-1a, 64 bits: a hash that is the same in every build and on every machine.
-std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t hash = 0xcbf29ce484222325ull);
-
-// A hash as a cache key: 16 lowercase hexadecimal digits.
-std::string hex_key(std::uint64_t hash);
-
-// $XDG_CACHE_HOME/saguaro, else $HOME/.cache/saguaro, else <temp>/saguaro-cache.
-std::string default_cache_dir();
-
-// A name no other process or thread uses at the same time: <path>.tmp.<pid>.<n>.
-std::string unique_temporary(const std::filesystem::path& path);
-
-// Writes `bytes` to `path` through a temporary file and a rename, so readers never see a part.
-// Throws std::runtime_error ("<who>: cannot write ...") on failure.
-void write_atomically(const std::filesystem::path& path, std::string_view bytes,
-                      const std::string& who = "saguaro cache");
-
-// The whole content of a file (binary); throws std::runtime_error when it cannot be read.
-std::string read_file_bytes(const std::filesystem::path& path,
-                            const std::string& who = "saguaro cache");
+// The cache's names for the shared pieces it is built on (support/hash.hpp, support/files.hpp).
+using support::default_cache_dir;
+using support::fnv1a64;
+using support::hex_key;
+using support::read_file_bytes;
+using support::unique_temporary;
+using support::write_atomically;
 
 // An exclusive flock on a file (created when missing), held for the object's life. Throws
 // std::runtime_error ("<who>: cannot open the lock file ..." / "cannot lock ...").

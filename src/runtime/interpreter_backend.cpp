@@ -80,6 +80,12 @@ private:
 class InterpreterBackend final : public Backend {
 public:
   std::string name() const override { return "interpreter"; }
+  BackendDescription description() const override {
+    BackendDescription d;
+    d.name = name();
+    d.array_space = host_space().name();
+    return d; // on the host, ignores mappings, neither predicted nor timed
+  }
   std::vector<std::unique_ptr<CompiledCalculation>> compile(const calc::Program& program) override {
     std::vector<std::unique_ptr<CompiledCalculation>> out;
     for (const calc::Calculation& c : program.calculations)

@@ -1,6 +1,5 @@
 #include "runtime/kernel.hpp"
 
-#include "runtime/backends.hpp"
 #include "runtime/check.hpp"
 
 #include <algorithm>
@@ -8,13 +7,6 @@
 #include <stdexcept>
 
 namespace saguaro::runtime {
-
-std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& options) {
-  if (name == "interpreter") return make_interpreter_backend();
-  if (name == "cpu") return std::make_unique<CpuBackend>(options);
-  if (name == "cuda") return make_cuda_backend(options);
-  throw std::invalid_argument("unknown backend '" + name + "' (known: interpreter, cpu, cuda)");
-}
 
 namespace detail {
 

@@ -2,8 +2,9 @@
 //
 // A backend turns a calc::Calculation into something that runs all of its stages over a
 // region of one patch's arrays. The host knows grids, not EDL; a backend knows arrays, not
-// MPI. The reference interpreter is one backend (the oracle); generated C++ is another;
-// CUDA comes next behind the same interface.
+// MPI. The reference interpreter is one backend (the oracle); generated C++ and generated CUDA
+// are the others. Each describes itself (BackendDescription), so the host decides by what a
+// backend is, never by its name; backend_registry.hpp lists them by name.
 #pragma once
 
 #include "calc/calculation.hpp"
@@ -71,10 +72,46 @@ struct KernelTiming {
   std::vector<double> seconds; // one sample per timed launch
 };
 
+// Where a backend's kernels run.
+enum class Hardware { host, gpu };
+// How a backend times its kernels (KernelTiming::seconds).
+enum class KernelClock {
+  none,       // it does not (kernel_timings() is empty)
+  host_clock, // steady_clock around each run()
+  gpu_events, // events queued around each launch on the device's stream
+};
+// The performance-model description (model::Device) its kernels are predicted with.
+enum class DeviceModel {
+  none,            // not predicted (the prediction log is off)
+  host_roofline,   // a CPU roofline: kind "cpu", measured at start or calibrated
+  gpu_description, // a GPU's description: kind "gpu", configs/devices/ has one per model
+};
+
+// What a backend says about itself, so that the host decides by properties, never by name.
+struct BackendDescription {
+  std::string name; // its registry name (runtime/backend_registry.hpp)
+  Hardware hardware = Hardware::host;
+  // The device it runs on by name ("NVIDIA H100 80GB HBM3": a configs/devices/ file's name) and
+  // for the banner with its architecture ("NVIDIA H100 80GB HBM3, sm_90"); "" on the host.
+  std::string device, device_detail;
+  // Whether compile() runs a mapping's kernel partition (else it ignores mappings).
+  bool takes_mappings = false;
+  // Whether the mapper's model chooses its mappings (Saguaro::mapper = model, exhaustive): the
+  // model is a GPU model; other backends run the default partition.
+  bool mapped_by_model = false;
+  DeviceModel model = DeviceModel::none;
+  KernelClock clock = KernelClock::none;
+  std::string array_space; // ArraySpace::name() of space(): "host", "cuda"
+};
+// One line: "cuda: GPU (NVIDIA H100 80GB HBM3, sm_90), takes mappings (chosen by the model),
+// predicted with a GPU description, kernels timed by GPU events, arrays in cuda".
+std::string to_string(const BackendDescription& description);
+
 class Backend {
 public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
+  virtual BackendDescription description() const = 0;
   // Compiles every calculation of `program` (one compile for all of them where the backend
   // can); result i belongs to program.calculations[i].
   virtual std::vector<std::unique_ptr<CompiledCalculation>>
@@ -95,8 +132,9 @@ public:
   virtual std::vector<KernelTiming> kernel_timings() const { return {}; }
 };
 
-// name: "interpreter", "cpu" or "cuda" (this last one throws std::runtime_error when the
-// build has no CUDA or no GPU can be used). Throws std::invalid_argument for other names.
+// The backend registered under `name` (runtime/backend_registry.hpp: "interpreter", "cpu",
+// "cuda"; this last one throws std::runtime_error when the build has no CUDA or no GPU can be
+// used). Throws std::invalid_argument for other names.
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& options);
 
 } // namespace saguaro::runtime

@@ -10,12 +10,14 @@
 
 #include "calc/lower.hpp"
 #include "calc/mapping.hpp"
+#include "calc/strategy.hpp"
 #include "codegen/cuda.hpp"
 #include "cuda_emulator.hpp"
 #include "edl/parser.hpp"
 #include "runtime/backends.hpp"
 #include "runtime/cuda.hpp"
 #include "runtime/runtime_support.hpp"
+#include "strategy_demo.hpp"
 
 #include <map>
 #include <string>
@@ -140,6 +142,44 @@ TEST(CudaCodegen, RegisterStrategyAppliesToLineStencils) {
   EXPECT_EQ(m.kernels[0].buffering.at(c.find_grid_function("w")), calc::Buffering::Register);
   const std::string source = codegen::generate_cuda(program, {m}).source;
   EXPECT_NE(source.find("registers along z"), std::string::npos);
+}
+
+// A strategy defined and registered by a test (strategy_demo.hpp: registers along e, the
+// read-only cache elsewhere) is printed from the buffer kinds it asks for, with no change to
+// the printer, and computes what the interpreter computes.
+TEST(CudaCodegen, ATestOnlyStrategyIsPrintedAndMatchesTheInterpreter) {
+  const calc::ScopedStrategy demo(line_cached_strategy());
+  const calc::Program program = load("par/maxwell.edl");
+  auto reference_backend = runtime::make_backend("interpreter", {});
+  auto reference = reference_backend->compile(program);
+  for (const calc::BlockConfig& block : kBlocks) {
+    std::vector<calc::Mapping> mappings;
+    int buffered = 0;
+    for (const calc::Calculation& c : program.calculations) {
+      mappings.push_back(calc::strategy_mapping(c, "l", block));
+      for (const calc::KernelMapping& k : mappings.back().kernels)
+        buffered += int(k.buffering.size());
+    }
+    EXPECT_GT(buffered, 0) << "the demo strategy applies to none of maxwell's inputs";
+    const codegen::CudaModule module = codegen::generate_cuda(program, mappings);
+    EXPECT_NE(module.source.find("__ldg("), std::string::npos);
+    EXPECT_NE(module.source.find("registers along"), std::string::npos);
+    EXPECT_NE(module.source.find(": line-cached, "), std::string::npos);
+    CudaEmulator emu(module, SuiteCache::dir() + "/emulator");
+    for (std::size_t c = 0; c < program.calculations.size(); ++c) {
+      const calc::Calculation& calc = program.calculations[c];
+      SCOPED_TRACE(calc.name + " " + calc::to_string(calc, mappings[c]));
+      Patch initial = make_patch(calc, runtime::required_margin(calc));
+      initial.args.parameters = parameter_values(program, true);
+      Patch expected = clone(initial), actual = clone(initial);
+      reference[c]->run(expected.args);
+      run_emulated(emu, module, int(c), actual);
+      Agreement r = compare(calc, initial, expected, actual, kTolerance);
+      EXPECT_EQ(r.mismatches, 0) << r.first_problem;
+      EXPECT_EQ(r.outside_changed, 0) << r.first_problem;
+      EXPECT_EQ(r.not_written, 0) << r.first_problem;
+    }
+  }
 }
 
 // Kernels named in `whole_register_file` get a minimum of one block per SM in their launch

@@ -218,6 +218,7 @@ TEST(PredictionLog, RecordsFromCpuTimings) {
   timings[1].launches = 1;
   saguaro::io::PredictionSource src;
   src.backend = "cpu";
+  src.host = true;
   src.device = &host;
   src.iteration = 7;
   const std::vector<PredictionRecord> r =

@@ -9,8 +9,8 @@
 namespace saguaro::param {
 namespace {
 
-using edl::EdlError;
-using edl::SourceFile;
+using support::InputError;
+using support::SourceFile;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -18,14 +18,14 @@ std::vector<Declaration> parse(const std::string& text, const std::string& thorn
   return parse_param_ccl(std::make_shared<const SourceFile>("test.ccl", text), thorn);
 }
 
-EdlError ccl_error(const std::string& text) {
+InputError ccl_error(const std::string& text) {
   try {
     parse(text);
-  } catch (const EdlError& e) {
+  } catch (const InputError& e) {
     return e;
   }
   ADD_FAILURE() << "no error for:\n" << text;
-  return EdlError({}, "");
+  return InputError({}, "");
 }
 
 std::vector<std::string> range_texts(const Declaration& decl) {
@@ -289,14 +289,14 @@ TEST(CclSyntax, DefaultAccessIsPrivateAndTypesAreCaseInsensitive) {
 // ---- errors ------------------------------------------------------------------------------------
 
 TEST(CclErrors, MissingDefault) {
-  EdlError e = ccl_error("INT a \"a\" { 0:* :: \"\" }\nINT b \"b\" { } 1\n");
+  InputError e = ccl_error("INT a \"a\" { 0:* :: \"\" }\nINT b \"b\" { } 1\n");
   EXPECT_EQ(e.loc().line, 1);
   EXPECT_EQ(e.loc().column, 24);
   EXPECT_THAT(e.message(), HasSubstr("expected the default value of a after '}'"));
 }
 
 TEST(CclErrors, InvalidRanges) {
-  EdlError e = ccl_error("INT a \"a\" { 1.5:2 :: \"\" } 2\n");
+  InputError e = ccl_error("INT a \"a\" { 1.5:2 :: \"\" } 2\n");
   EXPECT_EQ(e.loc().line, 1);
   EXPECT_EQ(e.loc().column, 13);
   EXPECT_EQ(e.loc().length, 5);
@@ -316,7 +316,7 @@ TEST(CclErrors, InvalidRanges) {
 }
 
 TEST(CclErrors, DefaultOutsideRange) {
-  EdlError e = ccl_error("INT a \"a\"\n{\n  0:10 :: \"\"\n} 11\n");
+  InputError e = ccl_error("INT a \"a\"\n{\n  0:10 :: \"\"\n} 11\n");
   EXPECT_EQ(e.loc().line, 4);
   EXPECT_EQ(e.loc().column, 3);
   EXPECT_EQ(e.message(), "the default 11 of a is outside its range");
@@ -332,7 +332,7 @@ TEST(CclErrors, DefaultOutsideRange) {
 }
 
 TEST(CclErrors, Structure) {
-  EdlError e = ccl_error("private:\nFLOAT x \"x\" { } 1\n");
+  InputError e = ccl_error("private:\nFLOAT x \"x\" { } 1\n");
   EXPECT_EQ(e.loc().line, 2);
   EXPECT_EQ(e.loc().column, 1);
   EXPECT_THAT(e.message(), HasSubstr("unexpected 'FLOAT'"));
@@ -373,7 +373,7 @@ TEST(CclErrors, DeclaredTwice) {
   try {
     r.declare_all(again);
     FAIL() << "no error";
-  } catch (const EdlError& e) {
+  } catch (const InputError& e) {
     EXPECT_EQ(e.loc().line, 2);
     EXPECT_EQ(e.message(), "parameter Test::A is declared twice");
     ASSERT_EQ(e.notes().size(), 1u);
@@ -387,9 +387,9 @@ TEST(CclErrors, DeclaredTwice) {
   bad.type = Type::Int;
   bad.default_value = 5L;
   bad.ranges.push_back(RangeItem{"0:3", "", 0.0, 3.0});
-  EXPECT_THROW(r.declare(bad), EdlError);
+  EXPECT_THROW(r.declare(bad), InputError);
   bad.default_value = std::string("x");
-  EXPECT_THROW(r.declare(bad), EdlError);
+  EXPECT_THROW(r.declare(bad), InputError);
   EXPECT_EQ(r.find("Wave", "amp"), nullptr);
 }
 

@@ -7,18 +7,18 @@
 namespace saguaro::param {
 namespace {
 
-using edl::EdlError;
+using support::InputError;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-EdlError par_error(const std::string& text) {
+InputError par_error(const std::string& text) {
   try {
     parse_par_text("bad.par", text);
-  } catch (const EdlError& e) {
+  } catch (const InputError& e) {
     return e;
   }
   ADD_FAILURE() << "no error for:\n" << text;
-  return EdlError({}, "");
+  return InputError({}, "");
 }
 
 TEST(ParSyntax, EveryValueKind) {
@@ -125,27 +125,27 @@ TEST(ParSyntax, ExpandParfile) {
 }
 
 TEST(ParSyntax, ReadsAFile) {
-  EXPECT_THROW(parse_par_file("/nonexistent/x.par"), EdlError);
+  EXPECT_THROW(parse_par_file("/nonexistent/x.par"), InputError);
 }
 
 // ---- syntax errors -----------------------------------------------------------------------------
 
 TEST(ParErrors, MissingEquals) {
-  EdlError e = par_error("# c\nCactus::cctk_itlast 10\n");
+  InputError e = par_error("# c\nCactus::cctk_itlast 10\n");
   EXPECT_EQ(e.loc().line, 2);
   EXPECT_EQ(e.loc().column, 21);
   EXPECT_EQ(e.message(), "unexpected '1': expected '=' and a value after 'Cactus::cctk_itlast'");
 }
 
 TEST(ParErrors, MissingValue) {
-  EdlError e = par_error("Cactus::cctk_itlast =   # nothing\n");
+  InputError e = par_error("Cactus::cctk_itlast =   # nothing\n");
   EXPECT_EQ(e.loc().line, 1);
   EXPECT_EQ(e.loc().column, 25);
   EXPECT_EQ(e.message(), "expected a value after 'Cactus::cctk_itlast ='");
 }
 
 TEST(ParErrors, JunkAfterValue) {
-  EdlError e = par_error("A::b = 1 2\n");
+  InputError e = par_error("A::b = 1 2\n");
   EXPECT_EQ(e.loc().column, 10);
   EXPECT_THAT(e.message(), HasSubstr("unexpected '2' after the value"));
   e = par_error("A::b = \"multi\nline\" C::d = 1\n");
@@ -155,7 +155,7 @@ TEST(ParErrors, JunkAfterValue) {
 }
 
 TEST(ParErrors, BareValueThatIsNeitherNumberNorWord) {
-  EdlError e = par_error("A::b = wave.edl\n");
+  InputError e = par_error("A::b = wave.edl\n");
   EXPECT_EQ(e.loc().column, 8);
   EXPECT_EQ(e.loc().length, 8);
   EXPECT_EQ(e.message(),
@@ -167,7 +167,7 @@ TEST(ParErrors, BareValueThatIsNeitherNumberNorWord) {
 }
 
 TEST(ParErrors, UnterminatedString) {
-  EdlError e = par_error("A::b = 1\nA::c = \"open\nmore\n");
+  InputError e = par_error("A::b = 1\nA::c = \"open\nmore\n");
   EXPECT_EQ(e.loc().line, 2);
   EXPECT_EQ(e.loc().column, 8);
   EXPECT_EQ(e.loc().length, 5);
@@ -175,7 +175,7 @@ TEST(ParErrors, UnterminatedString) {
 }
 
 TEST(ParErrors, NoThorn) {
-  EdlError e = par_error("cctk_itlast = 3\n");
+  InputError e = par_error("cctk_itlast = 3\n");
   EXPECT_EQ(e.loc().column, 1);
   EXPECT_EQ(e.loc().length, 11);
   EXPECT_THAT(e.message(), HasSubstr("'cctk_itlast' has no thorn"));
@@ -188,7 +188,7 @@ TEST(ParErrors, NoThorn) {
 }
 
 TEST(ParErrors, BadIndex) {
-  EdlError e = par_error("A::v[x] = 1\n");
+  InputError e = par_error("A::v[x] = 1\n");
   EXPECT_EQ(e.loc().column, 5);
   EXPECT_EQ(e.loc().length, 3);
   EXPECT_THAT(e.message(), HasSubstr("invalid array index"));
@@ -199,7 +199,7 @@ TEST(ParErrors, BadIndex) {
 }
 
 TEST(ParErrors, StrayCharactersAndDirectives) {
-  EdlError e = par_error("\n  = 3\n");
+  InputError e = par_error("\n  = 3\n");
   EXPECT_EQ(e.loc().line, 2);
   EXPECT_EQ(e.loc().column, 3);
   EXPECT_THAT(e.message(), HasSubstr("expected 'Thorn::name = value'"));
@@ -214,7 +214,7 @@ TEST(ParErrors, StrayCharactersAndDirectives) {
 }
 
 TEST(ParErrors, RenderedWithCaret) {
-  EdlError e = par_error("A::b = 1\nA::c = wave.edl\n");
+  InputError e = par_error("A::b = 1\nA::c = wave.edl\n");
   EXPECT_THAT(std::string(e.what()), HasSubstr("bad.par:2:8: error:"));
   EXPECT_THAT(std::string(e.what()), HasSubstr("  A::c = wave.edl\n         ^~~~~~~~\n"));
 }

@@ -11,8 +11,8 @@
 namespace saguaro::param {
 namespace {
 
-using edl::EdlError;
-using edl::SourceFile;
+using support::InputError;
+using support::SourceFile;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -46,23 +46,23 @@ void apply_par(Registry& r, const std::string& text) {
   r.apply(parse_par_text("test.par", text));
 }
 
-EdlError apply_error(Registry& r, const std::string& text) {
+InputError apply_error(Registry& r, const std::string& text) {
   try {
     apply_par(r, text);
-  } catch (const EdlError& e) {
+  } catch (const InputError& e) {
     return e;
   }
   ADD_FAILURE() << "no error for:\n" << text;
-  return EdlError({}, "");
+  return InputError({}, "");
 }
-EdlError apply_error(const std::string& text) {
+InputError apply_error(const std::string& text) {
   Registry r = make();
   return apply_error(r, text);
 }
 
-std::vector<std::string> note_texts(const EdlError& e) {
+std::vector<std::string> note_texts(const InputError& e) {
   std::vector<std::string> out;
-  for (const edl::Note& n : e.notes()) out.push_back(n.message);
+  for (const support::Note& n : e.notes()) out.push_back(n.message);
   return out;
 }
 
@@ -173,7 +173,7 @@ TEST(Registry, GettersRejectCallerBugs) {
 // ---- errors ------------------------------------------------------------------------------------
 
 TEST(RegistryErrors, UnknownThorn) {
-  EdlError e = apply_error("# run\nCactuss::cctk_itlast = 5\n");
+  InputError e = apply_error("# run\nCactuss::cctk_itlast = 5\n");
   EXPECT_EQ(e.loc().line, 2);
   EXPECT_EQ(e.loc().column, 1);
   EXPECT_EQ(e.loc().length, 7);
@@ -185,7 +185,7 @@ TEST(RegistryErrors, UnknownThorn) {
 }
 
 TEST(RegistryErrors, UnknownParameter) {
-  EdlError e = apply_error("Cactus::cctk_itlst = 5\n");
+  InputError e = apply_error("Cactus::cctk_itlst = 5\n");
   EXPECT_EQ(e.loc().line, 1);
   EXPECT_EQ(e.loc().column, 9);
   EXPECT_EQ(e.loc().length, 10);
@@ -200,7 +200,7 @@ TEST(RegistryErrors, UnknownParameter) {
 }
 
 TEST(RegistryErrors, ThornNotActive) {
-  EdlError e = apply_error("ActiveThorns = \"CoordBase\"\nSaguaro::fd_order = 4\n");
+  InputError e = apply_error("ActiveThorns = \"CoordBase\"\nSaguaro::fd_order = 4\n");
   EXPECT_EQ(e.loc().line, 2);
   EXPECT_EQ(e.loc().column, 1);
   EXPECT_EQ(e.loc().length, 7);
@@ -216,7 +216,7 @@ TEST(RegistryErrors, ThornNotActive) {
 }
 
 TEST(RegistryErrors, UnknownThornInActiveThorns) {
-  EdlError e = apply_error("ActiveThorns = \"CoordBase Saguaro\n  Wav\"\n");
+  InputError e = apply_error("ActiveThorns = \"CoordBase Saguaro\n  Wav\"\n");
   EXPECT_EQ(e.loc().line, 2);
   EXPECT_EQ(e.loc().column, 3);
   EXPECT_EQ(e.loc().length, 3);
@@ -257,7 +257,7 @@ TEST(RegistryErrors, WrongType) {
        "expected a keyword in double quotes for Saguaro::backend: write \"cuda\""},
   };
   for (const Case& c : cases) {
-    EdlError e = apply_error(std::string(kActive) + c.line + "\n");
+    InputError e = apply_error(std::string(kActive) + c.line + "\n");
     EXPECT_EQ(e.loc().line, 2) << c.line;
     EXPECT_EQ(e.loc().column, c.column) << c.line;
     EXPECT_EQ(e.loc().length, c.length) << c.line;
@@ -266,7 +266,7 @@ TEST(RegistryErrors, WrongType) {
 }
 
 TEST(RegistryErrors, OutOfRange) {
-  EdlError e = apply_error(std::string(kActive) + "Saguaro::fd_order = 5\n");
+  InputError e = apply_error(std::string(kActive) + "Saguaro::fd_order = 5\n");
   EXPECT_EQ(e.loc().line, 2);
   EXPECT_EQ(e.loc().column, 21);
   EXPECT_EQ(e.message(), "5 is out of range for Saguaro::fd_order (INT)");
@@ -286,7 +286,7 @@ TEST(RegistryErrors, OutOfRange) {
 }
 
 TEST(RegistryErrors, KeywordNotInTheList) {
-  EdlError e = apply_error("MoL::ODE_Method = \"RK44\"\n");
+  InputError e = apply_error("MoL::ODE_Method = \"RK44\"\n");
   EXPECT_EQ(e.loc().line, 1);
   EXPECT_EQ(e.loc().column, 19);
   EXPECT_EQ(e.loc().length, 6);
@@ -298,7 +298,7 @@ TEST(RegistryErrors, KeywordNotInTheList) {
 }
 
 TEST(RegistryErrors, ArrayIndices) {
-  EdlError e = apply_error(std::string(kActive) + "Wave::v[3] = 1\n");
+  InputError e = apply_error(std::string(kActive) + "Wave::v[3] = 1\n");
   EXPECT_EQ(e.loc().column, 8);
   EXPECT_EQ(e.loc().length, 3);
   EXPECT_EQ(e.message(), "index 3 is out of bounds: Wave::v has 3 elements (indices 0 to 2)");
@@ -315,7 +315,7 @@ TEST(RegistryErrors, ArrayIndices) {
 }
 
 TEST(RegistryErrors, SetTwice) {
-  EdlError e = apply_error("Cactus::cctk_itlast = 5\n# again\n  CACTUS::CCTK_ITLAST = 6\n");
+  InputError e = apply_error("Cactus::cctk_itlast = 5\n# again\n  CACTUS::CCTK_ITLAST = 6\n");
   EXPECT_EQ(e.loc().line, 3);
   EXPECT_EQ(e.loc().column, 3);
   EXPECT_EQ(e.message(), "Cactus::cctk_itlast is set twice");
@@ -398,7 +398,7 @@ TEST(RegistryRanges, Boundaries) {
     if (c.ok) {
       EXPECT_NO_THROW(apply_par(r, std::string(kActive) + c.assignment + "\n")) << c.assignment;
     } else {
-      EdlError e = apply_error(r, std::string(kActive) + c.assignment + "\n");
+      InputError e = apply_error(r, std::string(kActive) + c.assignment + "\n");
       EXPECT_THAT(e.message(),
                   ::testing::AnyOf(HasSubstr("out of range"), HasSubstr("does not match")))
           << c.assignment;

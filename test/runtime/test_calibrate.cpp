@@ -1,4 +1,4 @@
-// `saguaro calibrate` on a GPU (runtime/calibrate.hpp): a quick calibration gives positive,
+// `saguaro calibrate` on a GPU (calibrate/calibrate.hpp): a quick calibration gives positive,
 // plausibly ordered values with sources, keeps what a base description supplies, and gives a
 // description that reads back. Skipped, saying why, where no GPU can be used; there it must
 // refuse with a reason instead.
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "model/device.hpp"
-#include "runtime/calibrate.hpp"
+#include "calibrate/calibrate.hpp"
 #include "runtime/cuda.hpp"
 #include "runtime/disk_cache.hpp"
 #include "runtime_support.hpp"
@@ -33,8 +33,9 @@ std::string why_no_gpu() {
 }
 
 TEST(Calibrate, TodayIsAnIsoDate) {
-  EXPECT_TRUE(std::regex_match(runtime::today(), std::regex(R"(20[0-9]{2}-[01][0-9]-[0-3][0-9])")))
-      << runtime::today();
+  EXPECT_TRUE(
+      std::regex_match(calibrate::today(), std::regex(R"(20[0-9]{2}-[01][0-9]-[0-3][0-9])")))
+      << calibrate::today();
 }
 
 // The interconnect's line t = latency + bytes / bandwidth (saguaro calibrate --interconnect).
@@ -48,12 +49,12 @@ TEST(Calibrate, InterconnectFitRecoversAnExactLine) {
   const std::vector<double> bytes = message_sizes();
   std::vector<double> seconds;
   for (double b : bytes) seconds.push_back(20e-6 + b / 10e9); // 20 us, 10 GB/s
-  const runtime::LinearFit fit = runtime::fit_latency_bandwidth(bytes, seconds);
+  const calibrate::LinearFit fit = calibrate::fit_latency_bandwidth(bytes, seconds);
   EXPECT_NEAR(fit.latency_s, 20e-6, 1e-9 * 20e-6);
   EXPECT_NEAR(fit.seconds_per_byte, 1e-10, 1e-9 * 1e-10);
   // Two sizes are enough.
-  const runtime::LinearFit two =
-      runtime::fit_latency_bandwidth({1e3, 1e6}, {2e-6 + 1e-7, 2e-6 + 1e-4});
+  const calibrate::LinearFit two =
+      calibrate::fit_latency_bandwidth({1e3, 1e6}, {2e-6 + 1e-7, 2e-6 + 1e-4});
   EXPECT_NEAR(two.latency_s, 2e-6, 1e-12);
   EXPECT_NEAR(two.seconds_per_byte, 1e-10, 1e-18);
 }
@@ -69,7 +70,7 @@ TEST(Calibrate, InterconnectFitToleratesNoise) {
       bytes.push_back(b);
       seconds.push_back((15e-6 + b / 25e9) * (1 + noise(random)));
     }
-  const runtime::LinearFit fit = runtime::fit_latency_bandwidth(bytes, seconds);
+  const calibrate::LinearFit fit = calibrate::fit_latency_bandwidth(bytes, seconds);
   EXPECT_NEAR(fit.latency_s, 15e-6, 0.10 * 15e-6);
   EXPECT_NEAR(1 / fit.seconds_per_byte, 25e9, 0.05 * 25e9);
 }
@@ -79,7 +80,7 @@ TEST(Calibrate, InterconnectFitClampsANegativeLatency) {
   // origin, still near 1 ns per byte.
   std::vector<double> bytes = message_sizes(), seconds;
   for (double b : bytes) seconds.push_back(b * 1e-9 - 1e-6);
-  const runtime::LinearFit fit = runtime::fit_latency_bandwidth(bytes, seconds);
+  const calibrate::LinearFit fit = calibrate::fit_latency_bandwidth(bytes, seconds);
   EXPECT_EQ(fit.latency_s, 0);
   EXPECT_NEAR(fit.seconds_per_byte, 1e-9, 0.05e-9);
 }
@@ -88,7 +89,7 @@ TEST(Calibrate, InterconnectFitRefusesWhatIsNoLine) {
   auto refuses = [](const std::vector<double>& bytes, const std::vector<double>& seconds,
                     const std::string& why) {
     try {
-      runtime::fit_latency_bandwidth(bytes, seconds);
+      calibrate::fit_latency_bandwidth(bytes, seconds);
       ADD_FAILURE() << "accepted; expected: " << why;
     } catch (const std::invalid_argument& e) {
       EXPECT_THAT(e.what(), HasSubstr(why));
@@ -106,7 +107,7 @@ TEST(Calibrate, WithoutAGpuRefusesSayingWhy) {
   const std::string why = why_no_gpu();
   if (why.empty()) GTEST_SKIP() << "a GPU is here";
   try {
-    runtime::calibrate_gpu(nullptr, runtime::CalibrationOptions{});
+    calibrate::calibrate_gpu(nullptr, calibrate::CalibrationOptions{});
     FAIL() << "calibrate_gpu did not throw without a GPU";
   } catch (const std::runtime_error& e) {
     EXPECT_THAT(e.what(), HasSubstr("no GPU can be calibrated"));
@@ -127,13 +128,13 @@ TEST(Calibrate, QuickGpuCalibrationIsPlausibleAndReadsBack) {
   base.dram_bandwidth = 1; // measured: the base's value must not survive
   base.sources["dram_bandwidth"] = "test base";
 
-  runtime::CalibrationOptions options;
+  calibrate::CalibrationOptions options;
   options.quick = true;
   options.command = "saguaro calibrate --quick (test)";
   options.cache_dir = SuiteCache::dir();
   std::vector<std::string> progress;
   options.progress = [&](const std::string& line) { progress.push_back(line); };
-  const model::Device d = runtime::calibrate_gpu(&base, options);
+  const model::Device d = calibrate::calibrate_gpu(&base, options);
   for (const std::string& line : progress) std::printf("  %s\n", line.c_str());
 
   const cuda::DeviceInfo info = cuda::device_info();
@@ -154,7 +155,7 @@ TEST(Calibrate, QuickGpuCalibrationIsPlausibleAndReadsBack) {
 
   // Measured values say so; attributes name the attribute; the base's values are kept.
   EXPECT_THAT(d.sources.at("dram_bandwidth"),
-              StartsWith("calibrated " + runtime::today() + " " + info.name +
+              StartsWith("calibrated " + calibrate::today() + " " + info.name +
                          " saguaro calibrate --quick (test): "));
   EXPECT_GT(d.dram_bandwidth, 10.0);
   EXPECT_THAT(d.sources.at("l2_size"), StartsWith("CUDA driver attribute CU_DEVICE_ATTRIBUTE_"));

@@ -4,7 +4,7 @@
 
 using namespace saguaro::schedule;
 using namespace saguaro::schedule::test;
-using saguaro::edl::EdlError;
+using saguaro::support::InputError;
 using ::testing::HasSubstr;
 
 namespace {
@@ -98,7 +98,7 @@ TEST(ScheduleCcl, HeaderMaySpanLinesAndGroupMayBeAName) {
 // ---- errors -------------------------------------------------------------------------------
 
 TEST(ScheduleCclErrors, UnknownBinSuggestsTheNearest) {
-  EdlError e = error_of([] { parse("\nSCHEDULE foo AT CCTK_EVOLL\n{\n} \"x\"\n"); });
+  InputError e = error_of([] { parse("\nSCHEDULE foo AT CCTK_EVOLL\n{\n} \"x\"\n"); });
   EXPECT_EQ(e.loc().line, 2);
   EXPECT_EQ(e.loc().column, 17);
   EXPECT_THAT(e.message(), HasSubstr("unknown schedule bin 'CCTK_EVOLL'"));
@@ -107,7 +107,7 @@ TEST(ScheduleCclErrors, UnknownBinSuggestsTheNearest) {
 }
 
 TEST(ScheduleCclErrors, MissingDescription) {
-  EdlError e =
+  InputError e =
       error_of([] { parse("SCHEDULE foo AT EVOL\n{\n  LANG: C\n}\nSCHEDULE bar AT EVOL\n"); });
   EXPECT_EQ(e.loc().line, 4);
   EXPECT_EQ(e.loc().column, 2);
@@ -115,14 +115,14 @@ TEST(ScheduleCclErrors, MissingDescription) {
 }
 
 TEST(ScheduleCclErrors, UnterminatedBraceAtEndOfFile) {
-  EdlError e = error_of([] { parse("SCHEDULE foo AT EVOL\n  {\n  LANG: C\n"); });
+  InputError e = error_of([] { parse("SCHEDULE foo AT EVOL\n  {\n  LANG: C\n"); });
   EXPECT_EQ(e.loc().line, 2);
   EXPECT_EQ(e.loc().column, 3);
   EXPECT_THAT(e.message(), HasSubstr("unterminated '{' of 'foo'"));
 }
 
 TEST(ScheduleCclErrors, UnterminatedBraceBeforeTheNextItem) {
-  EdlError e = error_of(
+  InputError e = error_of(
       [] { parse("SCHEDULE foo AT EVOL\n{\n  LANG: C\n\nSCHEDULE bar AT EVOL\n{\n} \"b\"\n"); });
   EXPECT_EQ(e.loc().line, 2);
   EXPECT_EQ(e.loc().column, 1);
@@ -132,7 +132,7 @@ TEST(ScheduleCclErrors, UnterminatedBraceBeforeTheNextItem) {
 }
 
 TEST(ScheduleCclErrors, ConditionalBlocksAreRejectedAtTheIf) {
-  EdlError e = error_of([] {
+  InputError e = error_of([] {
     parse("SCHEDULE foo AT EVOL\n{\n} \"f\"\n\n  if (CCTK_Equals(method, \"RK4\") && x > 1)\n{\n"
           "  SCHEDULE bar AT EVOL\n  {\n  } \"b\"\n}\n");
   });
@@ -142,7 +142,7 @@ TEST(ScheduleCclErrors, ConditionalBlocksAreRejectedAtTheIf) {
 }
 
 TEST(ScheduleCclErrors, UnknownClauseSuggestsTheNearest) {
-  EdlError e = error_of([] { parse("SCHEDULE foo AT EVOL\n{\n  STORGE: g\n} \"f\"\n"); });
+  InputError e = error_of([] { parse("SCHEDULE foo AT EVOL\n{\n  STORGE: g\n} \"f\"\n"); });
   EXPECT_EQ(e.loc().line, 3);
   EXPECT_EQ(e.loc().column, 3);
   EXPECT_THAT(e.message(), HasSubstr("unknown clause 'STORGE'"));
@@ -150,39 +150,39 @@ TEST(ScheduleCclErrors, UnknownClauseSuggestsTheNearest) {
 }
 
 TEST(ScheduleCclErrors, MalformedHeaders) {
-  EdlError no_at = error_of([] { parse("SCHEDULE foo EVOL\n{\n} \"f\"\n"); });
+  InputError no_at = error_of([] { parse("SCHEDULE foo EVOL\n{\n} \"f\"\n"); });
   EXPECT_EQ(no_at.loc().column, 14);
   EXPECT_THAT(no_at.message(), HasSubstr("expected AT (a bin) or IN (a group) after 'foo'"));
 
-  EdlError bad_keyword = error_of([] { parse("SCHEDULE foo AT EVOL BEFOR x\n{\n} \"f\"\n"); });
+  InputError bad_keyword = error_of([] { parse("SCHEDULE foo AT EVOL BEFOR x\n{\n} \"f\"\n"); });
   EXPECT_EQ(bad_keyword.loc().column, 22);
   EXPECT_THAT(notes_of(bad_keyword), HasSubstr("did you mean 'BEFORE'?"));
 
-  EdlError unclosed = error_of([] { parse("SCHEDULE foo AT EVOL BEFORE (a b\n{\n} \"f\"\n"); });
+  InputError unclosed = error_of([] { parse("SCHEDULE foo AT EVOL BEFORE (a b\n{\n} \"f\"\n"); });
   EXPECT_EQ(unclosed.loc().column, 29);
   EXPECT_THAT(unclosed.message(), HasSubstr("unclosed '('"));
 
-  EdlError no_colon = error_of([] { parse("SCHEDULE foo AT EVOL\n{\n  LANG C\n} \"f\"\n"); });
+  InputError no_colon = error_of([] { parse("SCHEDULE foo AT EVOL\n{\n  LANG C\n} \"f\"\n"); });
   EXPECT_EQ(no_colon.loc().line, 3);
   EXPECT_EQ(no_colon.loc().column, 8);
   EXPECT_THAT(no_colon.message(), HasSubstr("expected ':' after LANG"));
 
-  EdlError stray = error_of([] { parse("SCHEDUEL foo AT EVOL\n"); });
+  InputError stray = error_of([] { parse("SCHEDUEL foo AT EVOL\n"); });
   EXPECT_EQ(stray.loc().column, 1);
   EXPECT_THAT(notes_of(stray), HasSubstr("did you mean 'SCHEDULE'?"));
 
-  EdlError string = error_of([] { parse("SCHEDULE foo AT EVOL\n{\n} \"no end\n"); });
+  InputError string = error_of([] { parse("SCHEDULE foo AT EVOL\n{\n} \"no end\n"); });
   EXPECT_EQ(string.loc().line, 3);
   EXPECT_THAT(string.message(), HasSubstr("unterminated string"));
 
-  EdlError trailing = error_of([] { parse("SCHEDULE foo AT EVOL\n{\n} \"f\" extra\n"); });
+  InputError trailing = error_of([] { parse("SCHEDULE foo AT EVOL\n{\n} \"f\" extra\n"); });
   EXPECT_EQ(trailing.loc().column, 7);
 
-  EdlError char_error = error_of([] { parse("SCHEDULE foo AT EVOL\n{\n  LANG: C$\n} \"f\"\n"); });
+  InputError char_error = error_of([] { parse("SCHEDULE foo AT EVOL\n{\n  LANG: C$\n} \"f\"\n"); });
   EXPECT_EQ(char_error.loc().line, 3);
   EXPECT_EQ(char_error.loc().column, 10);
 
-  EdlError two_langs =
+  InputError two_langs =
       error_of([] { parse("SCHEDULE f AT EVOL\n{\n  LANG: C Fortran\n} \"f\"\n"); });
   EXPECT_THAT(two_langs.message(), HasSubstr("exactly one language"));
 }

@@ -218,7 +218,7 @@ TEST(MolMethods, NamesAndOrders) {
   EXPECT_EQ(ode_method_from_string("Rk2"), OdeMethod::RK2);
   EXPECT_EQ(ode_method_from_string("rk3"), OdeMethod::RK3);
   EXPECT_EQ(ode_method_from_string("RK4"), OdeMethod::RK4);
-  saguaro::edl::EdlError e = error_of([] { ode_method_from_string("RK5"); });
+  saguaro::support::InputError e = error_of([] { ode_method_from_string("RK5"); });
   EXPECT_THAT(e.message(), HasSubstr("unknown MoL::ODE_Method 'RK5'"));
   EXPECT_THAT(notes_of(e), HasSubstr("did you mean"));
   EXPECT_EQ(order_of(OdeMethod::ICN), 2);

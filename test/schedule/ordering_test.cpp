@@ -7,7 +7,7 @@
 
 using namespace saguaro::schedule;
 using namespace saguaro::schedule::test;
-using saguaro::edl::EdlError;
+using saguaro::support::InputError;
 using ::testing::HasSubstr;
 
 namespace {
@@ -67,14 +67,14 @@ TEST(ScheduleOrder, AliasesAndThornQualifiedNames) {
 TEST(ScheduleOrder, TwoCycleIsNamed) {
   Schedule s = schedule_of("SCHEDULE a AT EVOL BEFORE b {} \"\"\n"
                            "SCHEDULE b AT EVOL BEFORE a {} \"\"\nSCHEDULE c AT EVOL {} \"\"\n");
-  EdlError e = error_of([&] { s.ordered("EVOL"); });
+  InputError e = error_of([&] { s.ordered("EVOL"); });
   EXPECT_THAT(e.message(), HasSubstr("a -> b -> a"));
   EXPECT_THAT(e.message(), HasSubstr("the bin EVOL"));
   EXPECT_EQ(e.loc().line, 1);
   EXPECT_EQ(e.loc().column, 10);
   ASSERT_EQ(e.notes().size(), 1u);
   EXPECT_EQ(e.notes()[0].loc.line, 2);
-  EXPECT_THROW(s.validate(), EdlError);
+  EXPECT_THROW(s.validate(), InputError);
 }
 
 TEST(ScheduleOrder, ThreeCycleInAGroupIsNamedInRunningOrder) {
@@ -83,10 +83,10 @@ TEST(ScheduleOrder, ThreeCycleInAGroupIsNamedInRunningOrder) {
                            "SCHEDULE a IN G AFTER c {} \"\"\n"
                            "SCHEDULE b IN G AFTER a {} \"\"\n"
                            "SCHEDULE c IN G AFTER b {} \"\"\n");
-  EdlError e = error_of([&] { s.ordered("G"); });
+  InputError e = error_of([&] { s.ordered("G"); });
   EXPECT_THAT(e.message(), HasSubstr("in 'G' form a cycle: a -> b -> c -> a"));
   EXPECT_EQ(e.loc().line, 3);
-  EXPECT_THROW(s.validate(), EdlError);
+  EXPECT_THROW(s.validate(), InputError);
 }
 
 TEST(ScheduleOrder, SelfReferenceIsACycle) {
@@ -98,7 +98,7 @@ TEST(ScheduleOrder, SelfReferenceIsACycle) {
 
 TEST(ScheduleAdd, SameNameTwiceInOnePlaceIsAnError) {
   Schedule s = schedule_of("SCHEDULE f AT EVOL {} \"\"\nSCHEDULE f AT POSTSTEP {} \"\"\n");
-  EdlError e = error_of([&] { s.add_all(parse("\n\nSCHEDULE F AT CCTK_EVOL {} \"again\"\n")); });
+  InputError e = error_of([&] { s.add_all(parse("\n\nSCHEDULE F AT CCTK_EVOL {} \"again\"\n")); });
   EXPECT_EQ(e.loc().line, 3);
   EXPECT_THAT(e.message(), HasSubstr("'F' is scheduled twice in the bin EVOL"));
   ASSERT_EQ(e.notes().size(), 1u);
@@ -123,14 +123,14 @@ TEST(ScheduleAdd, ProgrammaticItemsAreNormalised) {
   EXPECT_EQ(s.items().back().where, "ANALYSIS");
   item.name = "other";
   item.where = "analysys";
-  EdlError e = error_of([&] { s.add(item); });
+  InputError e = error_of([&] { s.add(item); });
   EXPECT_THAT(notes_of(e), HasSubstr("did you mean 'ANALYSIS'?"));
 }
 
 TEST(ScheduleValidate, UnknownInTargetSuggestsTheNearest) {
   Schedule s = schedule_of("SCHEDULE GROUP MoL_CalcRHS AT EVOL {} \"\"\n"
                            "SCHEDULE rhs IN MoL_CalcRHZ {} \"\"\n");
-  EdlError e = error_of([&] { s.validate(); });
+  InputError e = error_of([&] { s.validate(); });
   EXPECT_EQ(e.loc().line, 2);
   EXPECT_THAT(e.message(), HasSubstr("'rhs' is scheduled IN 'MoL_CalcRHZ'"));
   EXPECT_THAT(notes_of(e), HasSubstr("did you mean 'MoL_CalcRHS'?"));
@@ -150,7 +150,7 @@ TEST(ScheduleValidate, GroupsInFunctionsAndNestedGroupsAreFine) {
 TEST(ScheduleValidate, GroupInsideItselfIsAnError) {
   Schedule s = schedule_of("SCHEDULE GROUP A AT EVOL {} \"\"\nSCHEDULE GROUP B IN A {} \"\"\n"
                            "SCHEDULE GROUP A IN B {} \"\"\n");
-  EdlError e = error_of([&] { s.validate(); });
+  InputError e = error_of([&] { s.validate(); });
   EXPECT_THAT(e.message(), HasSubstr("scheduled inside itself"));
   EXPECT_THAT(e.message(), HasSubstr("B IN A IN B"));
   // The tree stops rather than recursing forever.

@@ -14,23 +14,23 @@
 namespace saguaro::schedule::test {
 
 inline std::vector<ScheduleItem> parse(const std::string& text, const std::string& thorn = "T") {
-  return parse_schedule_ccl(std::make_shared<const edl::SourceFile>("test.ccl", text), thorn);
+  return parse_schedule_ccl(std::make_shared<const support::SourceFile>("test.ccl", text), thorn);
 }
 
-// The EdlError `fn` throws; fails the test when it throws none.
-inline edl::EdlError error_of(const std::function<void()>& fn) {
+// The InputError `fn` throws; fails the test when it throws none.
+inline support::InputError error_of(const std::function<void()>& fn) {
   try {
     fn();
-  } catch (const edl::EdlError& e) {
+  } catch (const support::InputError& e) {
     return e;
   }
-  ADD_FAILURE() << "expected an EdlError";
-  return edl::EdlError({}, "(none thrown)");
+  ADD_FAILURE() << "expected an InputError";
+  return support::InputError({}, "(none thrown)");
 }
 
-inline std::string notes_of(const edl::EdlError& e) {
+inline std::string notes_of(const support::InputError& e) {
   std::string out;
-  for (const edl::Note& note : e.notes()) out += note.message + "\n";
+  for (const support::Note& note : e.notes()) out += note.message + "\n";
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -404,6 +405,56 @@ TEST(Advect, FluxFormConservesMass) {
   }
 }
 
+// Setup lowers once, after declaring the thorn's parameters: the program has the .par's
+// finite-difference order (order 2 reaches one point, order 8 four).
+TEST(Setup, LowersAtTheParFilesOrder) {
+  SharedTempDir dir("setup_order");
+  for (int order : {2, 8}) {
+    const std::string par = dir / ("wave" + std::to_string(order) + ".par");
+    write_file(par, wave_par(8, order, {{"IO::out_dir", quoted(dir / "out")}}));
+    const host::Setup setup = host::load_setup(par);
+    EXPECT_EQ(setup.program.fd_order, order);
+    int radius = 0;
+    for (const calc::Calculation& c : setup.program.calculations)
+      radius = std::max(radius, c.radius[0]);
+    EXPECT_EQ(radius, order / 2);
+  }
+}
+
+// An error in the EDL file's calculations is reported before one in the .par, as when setup
+// lowered the whole file before reading the .par.
+TEST(Setup, EdlErrorBeforeParError) {
+  SharedTempDir dir("setup_errors");
+  const std::string edl = dir / "bad.edl";
+  write_file(edl, "begin thorn WaveDemo\n"
+                  "begin variables\nphi\nend variables\n"
+                  "begin calculation c\nphi = nope\nend calculation\n"
+                  "end thorn\n");
+  const std::string par = dir / "bad.par";
+  write_file(
+      par,
+      wave_par(8, 4, {{"Saguaro::equations", quoted(edl)}, {"CoordBase::no_such_parameter", "1"}}));
+  std::string message;
+  try {
+    host::load_setup(par);
+  } catch (const edl::EdlError& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("bad.edl:6:7: error: undeclared name 'nope'"), std::string::npos)
+      << message;
+  // With a good EDL file, the .par's error (in a file of its own: other ranks may still be
+  // reading the first).
+  const std::string good = dir / "good.par";
+  write_file(good, wave_par(8, 4, {{"CoordBase::no_such_parameter", "1"}}));
+  message.clear();
+  try {
+    host::load_setup(good);
+  } catch (const edl::EdlError& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("no_such_parameter"), std::string::npos) << message;
+}
+
 // Saguaro::backend = "cuda" where no GPU can be used: `saguaro check` accepts the file (it
 // needs no GPU); making the simulation fails with a par error at the setting that says why
 // and suggests "auto" or "cpu". Without a GPU "auto" runs on the CPU.
@@ -423,7 +474,7 @@ TEST(Backend, CudaWithoutAGpuIsAParError) {
   std::string message;
   try {
     host::Simulation sim(std::move(setup), MPI_COMM_WORLD, log);
-  } catch (const edl::EdlError& e) {
+  } catch (const support::InputError& e) {
     message = e.what();
   }
   ASSERT_FALSE(message.empty()) << "no error for Saguaro::backend = \"cuda\" without a GPU";

@@ -313,6 +313,19 @@ public:
   }
 
   std::string name() const override { return "cuda"; }
+  BackendDescription description() const override {
+    BackendDescription d;
+    d.name = name();
+    d.hardware = Hardware::gpu;
+    d.device = info_.name;
+    d.device_detail = info_.name + ", " + info_.arch();
+    d.takes_mappings = true;
+    d.mapped_by_model = true;
+    d.model = DeviceModel::gpu_description;
+    d.clock = KernelClock::gpu_events;
+    d.array_space = CudaArraySpace::instance().name();
+    return d;
+  }
 
   std::vector<std::unique_ptr<CompiledCalculation>> compile(const calc::Program& program) override {
     return compile(program, {});

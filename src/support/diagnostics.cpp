@@ -1,41 +1,13 @@
-#include "edl/diagnostics.hpp"
+#include "support/diagnostics.hpp"
+
+#include "support/text.hpp"
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
-namespace saguaro::edl {
-
-SourceFile::SourceFile(std::string name, std::string text)
-    : name_(std::move(name)), text_(std::move(text)) {
-  line_starts_.push_back(0);
-  for (std::size_t i = 0; i < text_.size(); ++i)
-    if (text_[i] == '\n' && i + 1 < text_.size()) line_starts_.push_back(i + 1);
-}
-
-std::shared_ptr<const SourceFile> SourceFile::load(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-    throw EdlError({}, fmt::format("cannot read '{}': not a regular file", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw EdlError({}, fmt::format("cannot open '{}'", path));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return std::make_shared<const SourceFile>(path, buffer.str());
-}
-
-std::string_view SourceFile::line(int line_number) const {
-  if (line_number < 1 || line_number > line_count()) return {};
-  std::size_t begin = line_starts_[line_number - 1];
-  std::size_t end = text_.find('\n', begin);
-  if (end == std::string::npos) end = text_.size();
-  if (end > begin && text_[end - 1] == '\r') --end;
-  return std::string_view(text_).substr(begin, end - begin);
-}
+namespace saguaro::support {
 
 std::string render_diagnostic(const SourceLoc& loc, std::string_view severity,
                               std::string_view message) {
@@ -61,18 +33,33 @@ std::string render_diagnostic(const SourceLoc& loc, std::string_view severity,
   return out;
 }
 
-namespace {
-std::string render_error(const SourceLoc& loc, const std::string& message,
-                         const std::vector<Note>& notes) {
-  std::string out = render_diagnostic(loc, "error", message);
-  for (const Note& note : notes) out += render_diagnostic(note.loc, "note", note.message);
+std::string render(const Diagnostic& diagnostic) {
+  std::string out = render_diagnostic(diagnostic.loc, diagnostic.severity, diagnostic.message);
+  for (const Note& note : diagnostic.notes)
+    out += render_diagnostic(note.loc, "note", note.message);
   return out;
+}
+
+namespace {
+std::string render_all(const std::vector<Diagnostic>& diagnostics) {
+  std::string out;
+  for (const Diagnostic& d : diagnostics) out += render(d);
+  return out;
+}
+
+std::vector<Diagnostic> at_least_one(std::vector<Diagnostic> diagnostics) {
+  if (diagnostics.empty()) diagnostics.push_back(Diagnostic{"error", {}, "invalid input", {}});
+  return diagnostics;
 }
 } // namespace
 
-EdlError::EdlError(SourceLoc loc, std::string message, std::vector<Note> notes)
-    : std::runtime_error(render_error(loc, message, notes)), loc_(std::move(loc)),
-      message_(std::move(message)), notes_(std::move(notes)) {}
+InputError::InputError(SourceLoc loc, std::string message, std::vector<Note> notes)
+    : InputError(std::vector<Diagnostic>{
+          Diagnostic{"error", std::move(loc), std::move(message), std::move(notes)}}) {}
+
+InputError::InputError(std::vector<Diagnostic> diagnostics)
+    : std::runtime_error(render_all(at_least_one(diagnostics))),
+      diagnostics_(at_least_one(std::move(diagnostics))) {}
 
 std::string describe_character(char c) {
   if (std::isprint(static_cast<unsigned char>(c))) return fmt::format("'{}'", c);
@@ -83,10 +70,7 @@ std::string nearest_name(std::string_view name, const std::vector<std::string>& 
   // Edit distance counting a swap of neighbouring letters as one edit (optimal string
   // alignment), case-insensitive: `xmni` is one typo away from `xmin`.
   auto distance = [](std::string_view a, std::string_view b) {
-    auto same = [&](std::size_t i, std::size_t j) {
-      return std::tolower(static_cast<unsigned char>(a[i])) ==
-             std::tolower(static_cast<unsigned char>(b[j]));
-    };
+    auto same = [&](std::size_t i, std::size_t j) { return to_lower(a[i]) == to_lower(b[j]); };
     const std::size_t w = b.size() + 1;
     std::vector<std::size_t> d((a.size() + 1) * w);
     for (std::size_t i = 0; i <= a.size(); ++i) d[i * w] = i;
@@ -119,4 +103,4 @@ std::vector<Note> did_you_mean(std::string_view name, const std::vector<std::str
   return {Note{{}, fmt::format("did you mean '{}'?", near)}};
 }
 
-} // namespace saguaro::edl
+} // namespace saguaro::support

@@ -1,12 +1,12 @@
 // The fit behind `saguaro calibrate --interconnect` (the measurement, under MPI, is the
-// command's own: cli/calibrate.cpp). Compiled in every build.
-#include "runtime/calibrate.hpp"
+// command's own: interconnect.cpp). Compiled in every build.
+#include "calibrate/calibrate.hpp"
 
 #include <cmath>
 #include <set>
 #include <stdexcept>
 
-namespace saguaro::runtime {
+namespace saguaro::calibrate {
 
 LinearFit fit_latency_bandwidth(const std::vector<double>& bytes,
                                 const std::vector<double>& seconds) {
@@ -49,4 +49,4 @@ LinearFit fit_latency_bandwidth(const std::vector<double>& bytes,
   return fit;
 }
 
-} // namespace saguaro::runtime
+} // namespace saguaro::calibrate

@@ -1,9 +1,9 @@
 // The parts of `saguaro calibrate` compiled in every build (with or without CUDA).
-#include "runtime/calibrate.hpp"
+#include "calibrate/calibrate.hpp"
 
 #include <ctime>
 
-namespace saguaro::runtime {
+namespace saguaro::calibrate {
 
 std::string today() {
   const std::time_t now = std::time(nullptr);
@@ -14,4 +14,4 @@ std::string today() {
   return text;
 }
 
-} // namespace saguaro::runtime
+} // namespace saguaro::calibrate

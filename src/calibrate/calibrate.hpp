@@ -2,15 +2,21 @@
 // (model/device.hpp) on the hardware at hand. Each quantity is measured by a kernel (or loop)
 // designed so that it dominates, repeated, and the median kept; every measured value's source
 // reads `calibrated <date> <device> <command>`.
+//
+// The calibrate stage: after runtime (it launches through the backends' machinery) and grid
+// (the interconnect is timed through the ghost exchange); the host asks it for the description
+// a backend is modelled with (modelled_device), the CLI for the commands.
 #pragma once
 
 #include "model/device.hpp"
+#include "runtime/kernel.hpp"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
-namespace saguaro::runtime {
+namespace saguaro::calibrate {
 
 struct CalibrationOptions {
   std::string command = "saguaro calibrate"; // recorded in every measured value's source
@@ -49,4 +55,34 @@ struct LinearFit {
 LinearFit fit_latency_bandwidth(const std::vector<double>& bytes,
                                 const std::vector<double>& seconds);
 
-} // namespace saguaro::runtime
+// The description a backend's kernels are predicted with when none is named
+// (Saguaro::device_description = auto): for DeviceModel::host_roofline the host's roofline,
+// measured once per process (quick: a fraction of a second) on the OpenMP threads the generated
+// code runs on; for DeviceModel::gpu_description the configs/devices/ file whose name is the
+// backend's device's. `origin`: the banner's words on where it came from; `note`: why there is
+// none (the prediction log's note).
+struct ModelledDevice {
+  std::optional<model::Device> device;
+  std::string origin, note;
+};
+ModelledDevice modelled_device(const runtime::BackendDescription& backend,
+                               const std::string& command);
+
+// `saguaro calibrate`: `out`: the YAML file to write ("" = standard output); `cpu`: calibrate
+// the host instead of the GPU; `base`: a description to take the quantities that are not
+// measured from ("" = defaults); `quick`: fewer repeats and smaller buffers. Progress goes to
+// standard error. Returns the exit status: 0, 1 when there is nothing to calibrate (no GPU) or a
+// measurement fails, 2 when the base description does not read.
+int device_command(const std::string& out, bool cpu, const std::string& base, bool quick);
+
+// `mpirun -n 2 saguaro calibrate --interconnect`: times the ghost exchange (grid::
+// Decomposition::sync) between ranks 0 and 1 for messages of 8 KiB to 64 MiB (`quick`: to
+// 1 MiB), fits latency + bytes / bandwidth, and writes the description `base` (default: the
+// one configs/devices/ has for this GPU; required with `cpu`) with interconnect_latency and
+// interconnect_bandwidth set. `cpu`: host arrays instead of the GPU's. Initialises and
+// finalises MPI itself; rank 0 reports and writes. Returns the exit status: 0; 1 on 1 rank,
+// without a GPU (and no `cpu`), with no description of this GPU, or when a measurement fails;
+// 2 when the base description does not read or `cpu` comes without `base`.
+int interconnect_command(const std::string& out, bool cpu, const std::string& base, bool quick);
+
+} // namespace saguaro::calibrate

@@ -9,7 +9,7 @@
 //    FMA: GCC vectorizes generated code (-march=native) at 256 bits by default even where
 //    AVX-512 exists, so the wider rate would be one the generated code never reaches.
 // Each is the median of repeats (turbo ramps, other processes and page faults hit single runs).
-#include "runtime/calibrate.hpp"
+#include "calibrate/calibrate.hpp"
 #include "runtime/statistics.hpp"
 
 #include <fmt/format.h>
@@ -30,8 +30,10 @@
 #include <immintrin.h>
 #endif
 
-namespace saguaro::runtime {
+namespace saguaro::calibrate {
 namespace {
+
+using runtime::median;
 
 using Clock = std::chrono::steady_clock;
 
@@ -305,4 +307,4 @@ model::Device calibrate_cpu(const CalibrationOptions& options) {
   return d;
 }
 
-} // namespace saguaro::runtime
+} // namespace saguaro::calibrate

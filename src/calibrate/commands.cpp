@@ -1,8 +1,9 @@
-#include "cli/calibrate.hpp"
+// The `saguaro calibrate` commands: the device (GPU or host) and the interconnect between two
+// MPI ranks. The CLI parses the arguments and calls these.
+#include "calibrate/calibrate.hpp"
 
 #include "grid/grid.hpp"
 #include "model/device.hpp"
-#include "runtime/calibrate.hpp"
 #include "runtime/cuda.hpp"
 #include "runtime/disk_cache.hpp"
 #include "runtime/statistics.hpp"
@@ -18,7 +19,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace saguaro::cli {
+namespace saguaro::calibrate {
 
 namespace {
 
@@ -41,8 +42,8 @@ int write_description(const model::Device& device, const std::string& out) {
 
 } // namespace
 
-int calibrate_main(const std::string& out, bool cpu, const std::string& base, bool quick) {
-  runtime::CalibrationOptions options;
+int device_command(const std::string& out, bool cpu, const std::string& base, bool quick) {
+  CalibrationOptions options;
   // Recorded in every measured value's source: what was run, as far as it changes the values.
   options.command =
       std::string("saguaro calibrate") + (cpu ? " --cpu" : "") + (quick ? " --quick" : "");
@@ -64,7 +65,7 @@ int calibrate_main(const std::string& out, bool cpu, const std::string& base, bo
   try {
     if (cpu) {
       std::cerr << "saguaro calibrate: measuring this host's CPU\n";
-      device = runtime::calibrate_cpu(options);
+      device = calibrate_cpu(options);
     } else {
       std::string why;
       if (!runtime::cuda::available(&why)) {
@@ -75,7 +76,7 @@ int calibrate_main(const std::string& out, bool cpu, const std::string& base, bo
       const runtime::cuda::DeviceInfo info = runtime::cuda::device_info();
       std::cerr << fmt::format("saguaro calibrate: measuring {} ({}, {} SMs){}\n", info.name,
                                info.arch(), info.multiprocessors, quick ? ", quick" : "");
-      device = runtime::calibrate_gpu(base_device ? &*base_device : nullptr, options);
+      device = calibrate_gpu(base_device ? &*base_device : nullptr, options);
     }
   } catch (const std::exception& e) {
     std::cerr << "saguaro calibrate: error: " << e.what() << "\n";
@@ -273,7 +274,7 @@ int calibrate_interconnect(const std::string& out, bool cpu, const std::string& 
   MPI_Comm_free(&pair);
   if (rank != 0) return 0;
 
-  const runtime::LinearFit fit = runtime::fit_latency_bandwidth(bytes, seconds);
+  const LinearFit fit = fit_latency_bandwidth(bytes, seconds);
   std::cerr << fmt::format("{:>12} {:>6} {:>16} {:>12} {:>12} {:>10}\n", "bytes", "fields", "grid",
                            "median [us]", "fit [us]", "GB/s");
   int fewest = shapes.front().fields, most = fewest;
@@ -300,7 +301,7 @@ int calibrate_interconnect(const std::string& out, bool cpu, const std::string& 
   const std::string source =
       fmt::format("calibrated {} {} {}: sync() of {}, ghost {}, between 2 ranks on {}, {}, message "
                   "{}..{}, max over ranks, median of {}; least-squares fit of relative residuals",
-                  runtime::today(), device_name, command, fields, kExchangeGhost, hosts, transport,
+                  today(), device_name, command, fields, kExchangeGhost, hosts, transport,
                   bytes_text(bytes.front()), bytes_text(bytes.back()), repeats);
   device.sources["interconnect_latency"] = source;
   device.sources["interconnect_bandwidth"] = source;
@@ -313,8 +314,7 @@ int calibrate_interconnect(const std::string& out, bool cpu, const std::string& 
 
 } // namespace
 
-int calibrate_interconnect_main(const std::string& out, bool cpu, const std::string& base,
-                                bool quick) {
+int interconnect_command(const std::string& out, bool cpu, const std::string& base, bool quick) {
   MPI_Init(nullptr, nullptr);
   int status = 0;
   try {
@@ -331,4 +331,4 @@ int calibrate_interconnect_main(const std::string& out, bool cpu, const std::str
   return status;
 }
 
-} // namespace saguaro::cli
+} // namespace saguaro::calibrate

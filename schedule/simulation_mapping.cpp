@@ -1,0 +1,205 @@
+// The driver's side of the run's decisions: the device description, and the run plan
+// (mapper::RunPlan) asked for with this run's settings, grid, MPI broadcast and timings. The
+// decisions themselves are the mapper's (mapper/run_plan.hpp).
+#include "schedule/simulation.hpp"
+#include "schedule/simulation_internal.hpp"
+
+#include "calibrate/calibrate.hpp"
+#include "model/model.hpp"
+#include "runtime/statistics.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <ostream>
+
+namespace saguaro::host {
+
+namespace {
+
+// Rank 0's bytes on every rank of `comm`: how the run plan's decisions become everyone's.
+mapper::Broadcast broadcast_from_root(MPI_Comm comm) {
+  return [comm](std::string& s) {
+    unsigned long size = s.size();
+    MPI_Bcast(&size, 1, MPI_UNSIGNED_LONG, 0, comm);
+    s.resize(size);
+    MPI_Bcast(s.data(), int(size), MPI_CHAR, 0, comm);
+  };
+}
+
+} // namespace
+
+// The mappings from Saguaro::cuda_buffering and cuda_block (one per calculation): every input
+// gets the chosen strategy where it applies. Backends that take no mappings ignore them.
+std::vector<calc::Mapping> Simulation::default_mappings() const {
+  const param::Registry& reg = setup_.registry;
+  calc::BlockConfig block;
+  try {
+    block = calc::parse_block_config(reg.get_string("Saguaro", "cuda_block"));
+  } catch (const calc::MappingError& e) {
+    par_error(setup_, "Saguaro", "cuda_block", e.what());
+  }
+  const std::string buffering = reg.get_keyword("Saguaro", "cuda_buffering");
+  std::vector<calc::Mapping> mappings;
+  for (const calc::Calculation& c : setup_.program.calculations)
+    mappings.push_back(calc::strategy_mapping(c, buffering, block));
+  return mappings;
+}
+
+// The mappings the backend compiles (Saguaro::mapper; mapper::plan_mappings says how each is
+// chosen): rank 0 maps for its patch and the description the prediction log uses, or the
+// configs/devices/ one of the backend's device.
+void Simulation::plan_mappings() {
+  const param::Registry& reg = setup_.registry;
+  const runtime::BackendDescription backend = backend_->description();
+  mapper::MappingRequest request;
+  request.method = reg.get_keyword("Saguaro", "mapper");
+  request.defaults = default_mappings();
+  request.fixed = setup_.fixed_mappings;
+  request.fixed_path = setup_.mapping_path;
+  request.mapped_by_model = backend.mapped_by_model;
+  request.root = rank_ == 0;
+  request.device = device_;
+  request.device_origin = device_origin_;
+  request.device_name = backend.device;
+  const grid::Index3 n = decomposition_->patch().size();
+  request.grid = {n[0], n[1], n[2]};
+  request.verify = int(reg.get_int("Saguaro", "mapper_verify"));
+  request.cache_dir = reg.get_string("Saguaro", "cache_dir");
+  request.mapping_cache = reg.get_bool("Saguaro", "mapping_cache");
+  plan_ = mapper::plan_mappings(setup_.program, request, broadcast_from_root(comm_));
+}
+
+// Saguaro::mapper_verify: each candidate mapping of a calculation is compiled and timed over
+// this rank's patch (a warm-up launch, then 5 timed, wall clock around a synchronised launch,
+// the median; the slowest rank counts), the calculation's outputs saved before and restored
+// after so that the state is untouched; mapper::verify_candidates keeps the fastest. The CUDA
+// backend's timings of every candidate stay in the prediction log.
+void Simulation::verify_mappings() {
+  ensure_ghosts();
+  const calc::Program& program = setup_.program;
+  runtime::ArraySpace& space = fields_->space();
+  const std::size_t points = std::size_t(decomposition_->patch().alloc()[0]) *
+                             std::size_t(decomposition_->patch().alloc()[1]) *
+                             std::size_t(decomposition_->patch().alloc()[2]);
+  auto time = [&](std::size_t i, const std::vector<calc::Mapping>& list) {
+    const CalcBinding& b = *bindings_[i];
+    std::vector<std::pair<double*, double*>> saved; // (field, copy)
+    for (int f : b.outputs) {
+      double* copy = space.allocate(points);
+      space.copy(copy, fields_->data(f), points);
+      saved.push_back({fields_->data(f), copy});
+    }
+    std::vector<double> seconds;
+    for (const calc::Mapping& m : list) {
+      std::vector<calc::Mapping> mappings = plan_.mappings();
+      mappings[i] = m;
+      auto compiled = backend_->compile(program, mappings);
+      CalcBinding trial = b;
+      trial.kernel = compiled[i].get();
+      trial.rhs = true; // no ghost exchange while timing
+      trial.split = false;
+      std::vector<double> runs;
+      for (int r = 0; r < 6; ++r) {
+        space.synchronize();
+        const auto t0 = std::chrono::steady_clock::now();
+        run_calculation(trial);
+        space.synchronize();
+        if (r > 0)
+          runs.push_back(
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      double t = runtime::median(runs);
+      MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm_);
+      seconds.push_back(t);
+    }
+    for (const auto& [field, copy] : saved) {
+      space.copy(field, copy, points);
+      space.release(copy);
+    }
+    return seconds;
+  };
+  const std::vector<calc::Mapping> before = plan_.mappings();
+  for (const std::string& line : mapper::verify_candidates(program, time, plan_))
+    if (rank_ == 0) log_ << "  " << line << "\n";
+  if (plan_.mappings() == before) return;
+  kernels_ = backend_->compile(program, plan_.mappings());
+  for (std::size_t i = 0; i < bindings_.size(); ++i) bindings_[i]->kernel = kernels_[i].get();
+}
+
+// The description the prediction log predicts with: the one Saguaro::device_description names
+// (for the backend's kind of hardware), else the one the backend is modelled with
+// (calibrate::modelled_device: the host's roofline measured now, or the configs/devices/ file
+// of its GPU). Only rank 0 writes the log, so only rank 0 looks for one or measures.
+void Simulation::choose_device() {
+  const runtime::BackendDescription backend = backend_->description();
+  const bool modelled = backend.model != runtime::DeviceModel::none;
+  prediction_log_ = setup_.registry.get_bool("Saguaro", "prediction_log") && modelled;
+  if (setup_.device && modelled) {
+    const model::Device& d = *setup_.device;
+    const bool host = d.kind == "cpu";
+    if (host != (backend.model == runtime::DeviceModel::host_roofline))
+      par_error(setup_, "Saguaro", "device_description",
+                fmt::format("Saguaro::device_description '{}' describes a {} ({}), but the "
+                            "backend is {}",
+                            setup_.device_path, host ? "CPU" : "GPU", d.name, backend.name),
+                {{{},
+                  host ? "name a GPU's description from configs/devices/, or \"auto\""
+                       : "name a description of this host's CPU (`saguaro calibrate` measures "
+                         "one), or \"auto\" to measure it at start"}});
+    device_ = d;
+    device_origin_ = "from " + setup_.device_path;
+    if (!backend.device.empty() && backend.device != d.name)
+      device_origin_ += fmt::format(" (not this run's {})", backend.device);
+    return;
+  }
+  if (!prediction_log_ || rank_ != 0) return;
+  calibrate::ModelledDevice m =
+      calibrate::modelled_device(backend, fmt::format("saguaro run {}", setup_.par_path));
+  device_ = std::move(m.device);
+  device_origin_ = std::move(m.origin);
+  device_note_ = std::move(m.note);
+}
+
+// Which right-hand sides are split around the evolved variables' ghost exchange
+// (Saguaro::exchange_overlap; mapper::plan_launches decides), and how messages travel
+// (Saguaro::cuda_aware_mpi).
+void Simulation::plan_launches() {
+  const param::Registry& reg = setup_.registry;
+  runtime::ArraySpace& space = fields_->space();
+  const std::string aware = reg.get_keyword("Saguaro", "cuda_aware_mpi");
+  const bool device_pointers =
+      aware == "yes" || (aware == "auto" && grid::mpi_takes_device_pointers());
+  decomposition_->use_device_messages(space.on_device() && device_pointers);
+  decomposition_->use_peer_messages(reg.get_bool("Saguaro", "cuda_ipc"));
+  if (!decomposition_->has_remote_faces()) return;
+
+  mapper::ExchangeRequest request;
+  request.overlap = reg.get_keyword("Saguaro", "exchange_overlap");
+  request.evolved = int(evolved_.size());
+  request.phase_bytes = decomposition_->message_bytes(int(evolved_.size()));
+  request.transport = decomposition_->transport(space);
+  const grid::Patch& patch = decomposition_->patch();
+  // The shell lies along the faces whose ghosts arrive by message and along the outer faces
+  // (their flat boundaries are applied once the messages are in).
+  request.shell_faces = decomposition_->remote_faces();
+  for (int a = 0; a < 3; ++a)
+    for (int s = 0; s < 2; ++s)
+      request.shell_faces[a][s] = request.shell_faces[a][s] || patch.outer[a][s];
+  const grid::Index3 n = patch.size();
+  request.owned = {{ghost_, ghost_, ghost_}, {ghost_ + n[0], ghost_ + n[1], ghost_ + n[2]}};
+  request.grid = {n[0], n[1], n[2]};
+  for (const auto& b : bindings_)
+    request.splittable.push_back(b->rhs && !b->pointwise && !b->calc->on_boundary);
+  if (backend_->description().model == runtime::DeviceModel::gpu_description && device_ &&
+      device_->kind == "gpu" && model::describes_interconnect(*device_))
+    request.device = device_;
+  mapper::plan_launches(setup_.program, request, broadcast_from_root(comm_), plan_);
+  for (std::size_t i = 0; i < bindings_.size(); ++i) {
+    bindings_[i]->split = plan_.calculations[i].split;
+    bindings_[i]->regions = plan_.calculations[i].regions;
+  }
+  exchange_overlap_ = plan_.any_split();
+}
+
+} // namespace saguaro::host

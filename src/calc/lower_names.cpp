@@ -1,0 +1,122 @@
+// Pass `names`, name resolution: the grid functions and temporaries a thorn declares, with
+// the components their indices make, enter the symbol table; every name is declared once.
+// Runs first, so that a parameter's default naming a grid function is "not a constant".
+#include "calc/lower_passes.hpp"
+
+#include "edl/parser.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace saguaro::calc {
+
+using edl::EdlError;
+using edl::Index;
+using edl::SourceLoc;
+
+const std::vector<std::string>& builtin_names() {
+  static const std::vector<std::string> names = {"x",  "y",  "z", "t",   "dx",  "dy",
+                                                 "dz", "PI", "E", "Euc", "Eps", "delta"};
+  return names;
+}
+
+bool is_builtin(const std::string& name) {
+  const auto& names = builtin_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+void Lowerer::claim_name(const std::string& name, const SourceLoc& loc, const char* what) {
+  if (is_builtin(name))
+    throw EdlError(
+        loc, fmt::format("'{}' is a built-in name and cannot be declared as a {}", name, what));
+  bool is_operator = edl::is_builtin_operator(name);
+  for (const auto& d : s.thorn->derivatives) is_operator = is_operator || d.name == name;
+  if (is_operator)
+    throw EdlError(loc, fmt::format("'{}' is a derivative operator and cannot be declared as a "
+                                    "{}",
+                                    name, what));
+  calc::Function fn;
+  if (function_from_name(name, fn))
+    throw EdlError(loc,
+                   fmt::format("'{}' is a function and cannot be declared as a {}", name, what));
+  if (auto c = s.component_of.find(name); c != s.component_of.end())
+    throw EdlError(
+        loc, fmt::format("'{}' is already the name of a component of '{}'", name, c->second),
+        {{s.tensors.at(c->second).loc, fmt::format("'{}' is declared here", c->second)}});
+  auto [it, inserted] = s.declared_at.emplace(name, loc);
+  if (!inserted) {
+    // Report at the later of the two, whatever order the sections are processed in.
+    bool earlier = it->second.line < loc.line ||
+                   (it->second.line == loc.line && it->second.column < loc.column);
+    const SourceLoc& first = earlier ? it->second : loc;
+    const SourceLoc& second = earlier ? loc : it->second;
+    throw EdlError(second, fmt::format("'{}' is declared twice", name),
+                   {{first, "first declared here"}});
+  }
+}
+
+std::vector<std::string> Lowerer::components(const std::string& name, int rank) {
+  std::vector<std::string> out{name};
+  for (int r = 0; r < rank; ++r) {
+    std::vector<std::string> next;
+    for (const auto& prefix : out)
+      for (int c = 1; c <= 3; ++c) next.push_back(prefix + std::to_string(c));
+    out = std::move(next);
+  }
+  return out;
+}
+
+EdlError Lowerer::undeclared(const std::string& name, const SourceLoc& loc, const char* what,
+                             bool grid_functions_only) const {
+  std::vector<std::string> candidates;
+  if (!grid_functions_only) {
+    candidates = builtin_names();
+    for (const auto& [n, i] : s.parameter_index) candidates.push_back(n);
+  }
+  for (const auto& [n, info] : s.tensors)
+    if (!grid_functions_only || info.kind == TensorSymbol::Kind::Variable) candidates.push_back(n);
+  return EdlError(loc, fmt::format("undeclared name '{}': expected {}", name, what),
+                  edl::did_you_mean(name, candidates));
+}
+
+void resolve_names(LoweringState& state) {
+  Lowerer lowerer(state);
+  Program& program = state.program;
+  auto declare = [&](const edl::TensorRef& ref, TensorSymbol::Kind kind) {
+    lowerer.claim_name(ref.name, ref.loc,
+                       kind == TensorSymbol::Kind::Variable ? "grid function" : "temporary");
+    std::set<std::string> symbols;
+    for (const Index& index : ref.indices)
+      if (!symbols.insert(index.symbol).second)
+        throw EdlError(index.loc, fmt::format("index '{}' repeats in the declaration of '{}'; "
+                                              "each index of a tensor needs its own letter",
+                                              index.symbol, ref.name));
+    state.tensors[ref.name] = TensorSymbol{kind, static_cast<int>(ref.indices.size()), ref.loc};
+    for (const std::string& component : Lowerer::components(ref.name, int(ref.indices.size()))) {
+      if (component != ref.name) {
+        if (auto other = state.declared_at.find(component); other != state.declared_at.end())
+          throw EdlError(ref.loc,
+                         fmt::format("component '{}' of '{}' has the name of another "
+                                     "declaration",
+                                     component, ref.name),
+                         {{other->second, fmt::format("'{}' is declared here", component)}});
+        auto [it, inserted] = state.component_of.emplace(component, ref.name);
+        if (!inserted)
+          throw EdlError(ref.loc,
+                         fmt::format("component '{}' of '{}' is also a component of "
+                                     "'{}'",
+                                     component, ref.name, it->second),
+                         {{state.tensors.at(it->second).loc, "declared here"}});
+      }
+      if (kind == TensorSymbol::Kind::Variable) program.variables.push_back(component);
+    }
+    if (kind == TensorSymbol::Kind::Variable && !ref.indices.empty())
+      program.tensors[ref.name] = Lowerer::components(ref.name, int(ref.indices.size()));
+  };
+  for (const auto& ref : state.thorn->variables) declare(ref, TensorSymbol::Kind::Variable);
+  for (const auto& ref : state.thorn->temporaries) declare(ref, TensorSymbol::Kind::Temporary);
+}
+
+} // namespace saguaro::calc

@@ -1,0 +1,280 @@
+#include "mapper/run_plan.hpp"
+
+#include "mapper/mapper.hpp"
+#include "mapper/mapping_file.hpp"
+#include "model/model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <exception>
+#include <stdexcept>
+
+namespace saguaro::mapper {
+namespace {
+
+// Between the mapping files of the root's choice and of its runners-up, in one broadcast.
+constexpr const char* kSeparator = "\n#---saguaro-mapping-candidate---\n";
+
+std::vector<std::string> split_text(const std::string& text) {
+  std::vector<std::string> parts;
+  for (std::size_t at = 0;;) {
+    const std::size_t next = text.find(kSeparator, at);
+    parts.push_back(text.substr(at, next == std::string::npos ? std::string::npos : next - at));
+    if (next == std::string::npos) break;
+    at = next + std::string(kSeparator).size();
+  }
+  return parts;
+}
+
+// The root's search: its choice (and Saguaro::mapper_verify's runners-up) as mapping-file
+// text, one file per rank of candidate, kSeparator between; "" when there is no description
+// to map for (a log line says so).
+std::string search_on_root(const calc::Program& program, const MappingRequest& request,
+                           std::vector<std::string>& log) {
+  std::optional<model::Device> device = request.device;
+  std::string origin = request.device_origin;
+  if (!device) {
+    const std::string path = model::find_device_description(request.device_name);
+    if (path.empty()) {
+      log.push_back(fmt::format(
+          "mapper: no device description in configs/devices/ is for {}: default mappings "
+          "(`saguaro calibrate` measures one; Saguaro::device_description names it)",
+          request.device_name));
+      return "";
+    }
+    device = model::load_device(path);
+    origin = "from " + path;
+  }
+  const std::string& word = request.method;
+  MapperOptions options;
+  options.method = word == "exhaustive" ? Method::Exhaustive : Method::Model;
+  options.grid = request.grid;
+  options.runners_up = std::max(5, request.verify);
+  MappingCache cache(request.cache_dir);
+  const bool use_cache = request.mapping_cache && request.verify == 0;
+  std::vector<MappingFile> files(std::size_t(std::max(1, request.verify)));
+  for (const calc::Calculation& c : program.calculations) {
+    std::vector<calc::Mapping> chosen;
+    std::string how;
+    if (auto hit =
+            use_cache ? cache.lookup(program, c, *device, options.grid, word) : std::nullopt) {
+      chosen.push_back(*hit);
+      how = "from the mapping cache";
+    } else {
+      const MapResult r = map_calculation(c, *device, options);
+      chosen.push_back(r.best.mapping);
+      for (const auto& m : r.runners_up) chosen.push_back(m.mapping);
+      how = fmt::format("predicted {:.3f} ms; search {:.1f} ms, {} model calls",
+                        r.best.seconds * 1e3, r.stats.seconds * 1e3, r.stats.model_calls);
+      if (request.mapping_cache) try {
+          cache.store(program, c, *device, options.grid, word, r.best.mapping, r.best.seconds);
+        } catch (const std::exception& e) { // a cache that cannot be written costs a search
+          log.push_back(fmt::format("mapper: not cached: {}", e.what()));
+        }
+    }
+    log.push_back(
+        fmt::format("mapper: {}: {} ({})", c.name, calc::to_string(c, chosen.front()), how));
+    for (std::size_t j = 0; j < files.size(); ++j)
+      files[j].entries.push_back(
+          {c.name, calculation_hash(c), 0, chosen[std::min(j, chosen.size() - 1)]});
+  }
+  const std::array<long, 3>& n = request.grid;
+  log.insert(log.begin(), fmt::format("mapper: {} on {} ({}), {}x{}x{} points per patch", word,
+                                      device->name, origin, n[0], n[1], n[2]));
+  std::string text;
+  for (std::size_t j = 0; j < files.size(); ++j)
+    text += (j ? kSeparator : "") + format_mapping_file(program, files[j]);
+  return text;
+}
+
+} // namespace
+
+std::vector<calc::Mapping> RunPlan::mappings() const {
+  std::vector<calc::Mapping> out;
+  for (const CalculationPlan& c : calculations) out.push_back(c.mapping);
+  return out;
+}
+
+std::vector<std::vector<calc::Mapping>> RunPlan::candidates() const {
+  std::vector<std::vector<calc::Mapping>> out;
+  for (const CalculationPlan& c : calculations) out.push_back(c.candidates);
+  return out;
+}
+
+bool RunPlan::any_split() const {
+  return std::any_of(calculations.begin(), calculations.end(),
+                     [](const CalculationPlan& c) { return c.split; });
+}
+
+std::string to_string(const calc::Program& program, const RunPlan& plan) {
+  std::string out;
+  for (std::size_t i = 0; i < plan.calculations.size(); ++i) {
+    const CalculationPlan& p = plan.calculations[i];
+    const calc::Calculation& c = program.calculations[i];
+    out += fmt::format("{}: {}\n", p.name, calc::to_string(c, p.mapping));
+    for (std::size_t j = 0; j < p.candidates.size(); ++j)
+      out += fmt::format("  candidate {}: {}{}{}\n", j, calc::to_string(c, p.candidates[j]),
+                         j < p.candidate_seconds.size()
+                             ? fmt::format(" {:.3f} ms", p.candidate_seconds[j] * 1e3)
+                             : std::string(),
+                         !p.candidate_seconds.empty() && j == p.kept ? " (kept)" : "");
+    if (!p.launch_reason.empty())
+      out += fmt::format("  launches: {}: {}\n", p.split ? "split" : "whole", p.launch_reason);
+  }
+  if (!plan.exchange_words.empty()) out += "ghost exchange: " + plan.exchange_words + "\n";
+  for (const std::string& line : plan.log) out += "log: " + line + "\n";
+  return out;
+}
+
+// Saguaro::mapper:
+//   default  Saguaro::cuda_block and cuda_buffering for every kernel (request.defaults);
+//   fixed    the mapping file read by load_setup, the default for calculations it omits;
+//   model, exhaustive  on a backend whose mappings the model chooses, the mapper's choice for
+//            the device's description and rank 0's patch (or the mapping cache's), the same
+//            on every rank: rank 0 maps and broadcasts its choice (and Saguaro::mapper_verify's
+//            candidates) as mapping-file text. Other backends run the default partition: the
+//            model is a GPU model.
+RunPlan plan_mappings(const calc::Program& program, const MappingRequest& request,
+                      const Broadcast& broadcast) {
+  RunPlan plan;
+  for (std::size_t i = 0; i < program.calculations.size(); ++i) {
+    CalculationPlan p;
+    p.name = program.calculations[i].name;
+    p.mapping = request.defaults.at(i);
+    plan.calculations.push_back(std::move(p));
+  }
+  const std::string& word = request.method;
+  if (word == "default") return plan;
+  if (word == "fixed") {
+    int n = 0;
+    for (std::size_t i = 0; i < plan.calculations.size(); ++i)
+      if (i < request.fixed.size() && request.fixed[i]) {
+        plan.calculations[i].mapping = *request.fixed[i];
+        ++n;
+      }
+    plan.log.push_back(fmt::format("mapper: fixed, {} of {} calculation(s) from {}", n,
+                                   plan.calculations.size(), request.fixed_path));
+    return plan;
+  }
+  if (!request.mapped_by_model) {
+    for (std::size_t i = 0; i < plan.calculations.size(); ++i)
+      plan.calculations[i].mapping = calc::default_mapping(program.calculations[i]);
+    return plan;
+  }
+
+  std::string text, error;
+  if (request.root) try {
+      text = search_on_root(program, request, plan.log);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  // Every rank takes rank 0's choice (or its error).
+  broadcast(error);
+  if (!error.empty()) throw calc::MappingError("the mapper failed: " + error);
+  broadcast(text);
+  if (text.empty()) return plan;
+  const std::vector<std::string> parts = split_text(text);
+  for (std::size_t j = 0; j < parts.size(); ++j) {
+    const MappingFile mf = parse_mapping_file(parts[j], "<mapper>", program);
+    for (const MappingFileEntry& e : mf.entries)
+      for (std::size_t i = 0; i < program.calculations.size(); ++i)
+        if (program.calculations[i].name == e.calculation) {
+          if (j == 0) plan.calculations[i].mapping = e.mapping;
+          auto& list = plan.calculations[i].candidates;
+          if (request.verify > 0 && std::find(list.begin(), list.end(), e.mapping) == list.end())
+            list.push_back(e.mapping);
+        }
+  }
+  return plan;
+}
+
+void plan_launches(const calc::Program& program, const ExchangeRequest& request,
+                   const Broadcast& broadcast, RunPlan& plan) {
+  const std::vector<double>& bytes = request.phase_bytes;
+  std::string phases;
+  for (double b : bytes) phases += fmt::format("{}{:.3g} MB", phases.empty() ? "" : ", ", b * 1e-6);
+  plan.exchange_words =
+      fmt::format("{} evolved variables, {} phase{} of 2 messages ({}), {}", request.evolved,
+                  bytes.size(), bytes.size() == 1 ? "" : "s", phases, request.transport);
+  const bool modelled = request.device.has_value();
+  if (modelled) {
+    plan.exchange_predicted = 0;
+    for (double b : bytes) plan.exchange_predicted += model::message_seconds(*request.device, b);
+  }
+  plan.log.push_back(
+      fmt::format("ghost exchange: {}{}", plan.exchange_words,
+                  modelled ? fmt::format("; predicted {:.3g} ms", plan.exchange_predicted * 1e3)
+                           : std::string("; no interconnect description to predict it")));
+
+  const std::string& mode = request.overlap;
+  std::string decided; // '1'/'0' per considered calculation, in order: the root's decisions
+  std::vector<std::size_t> considered;
+  for (std::size_t i = 0; i < plan.calculations.size(); ++i) {
+    CalculationPlan& p = plan.calculations[i];
+    const calc::Calculation& c = program.calculations[i];
+    if (i >= request.splittable.size() || !request.splittable[i] || mode == "no") continue;
+    p.regions = calc::split_region(request.owned, calc::required_margin(c), request.shell_faces);
+    if (p.regions.interior.empty()) {
+      p.launch_reason = "whole: the patch is too thin for an interior";
+    } else if (mode == "yes") {
+      p.split = true;
+      p.launch_reason = "split (Saguaro::exchange_overlap = yes)";
+    } else if (modelled) {
+      MapperOptions options;
+      options.grid = request.grid;
+      ExchangeCost cost;
+      cost.seconds = plan.exchange_predicted;
+      cost.faces = request.shell_faces;
+      const calc::Mapping mapping =
+          p.mapping.kernels.empty() ? calc::default_mapping(c) : p.mapping;
+      const LaunchChoice choice = choose_launches(c, mapping, *request.device, options, cost);
+      p.split = choice.split;
+      p.launch_reason = choice.reason;
+    } else {
+      p.split = true;
+      p.launch_reason = "split (no interconnect description to price the exchange)";
+    }
+    decided += p.split ? '1' : '0';
+    considered.push_back(i);
+  }
+  // Every rank launches as rank 0 decided (the banner's words): a rank's patch, and with it
+  // the prices, may differ by a point, and a mapping from the mapping cache may differ. (A
+  // rank without an interior that is told to split computes its shell, all of it, after the
+  // exchange.)
+  broadcast(decided);
+  for (std::size_t k = 0; k < considered.size(); ++k) {
+    CalculationPlan& p = plan.calculations[considered[k]];
+    p.split = k < decided.size() && decided[k] == '1';
+    plan.log.push_back(fmt::format("{}: {}", p.name, p.launch_reason));
+  }
+}
+
+// Saguaro::mapper_verify: the fastest candidate of each calculation is kept; every candidate's
+// timing stays in the plan (and the CUDA backend's in the prediction log).
+std::vector<std::string> verify_candidates(const calc::Program& program, const TimeCandidates& time,
+                                           RunPlan& plan) {
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < plan.calculations.size(); ++i) {
+    CalculationPlan& p = plan.calculations[i];
+    const std::vector<calc::Mapping>& list = p.candidates;
+    if (list.size() < 2) continue;
+    p.candidate_seconds = time(i, list);
+    const std::vector<double>& seconds = p.candidate_seconds;
+    if (seconds.size() != list.size())
+      throw std::logic_error("verify_candidates: one timing per candidate expected");
+    const std::size_t best =
+        std::size_t(std::min_element(seconds.begin(), seconds.end()) - seconds.begin());
+    std::string line = fmt::format("mapper_verify: {}:", program.calculations[i].name);
+    for (std::size_t j = 0; j < list.size(); ++j)
+      line += fmt::format(" {}{:.3f} ms{}", j == 0 ? "[model's] " : "", seconds[j] * 1e3,
+                          j == best ? " (kept)" : "");
+    p.kept = best;
+    p.mapping = list[best];
+    plan.log.push_back(line);
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+} // namespace saguaro::mapper

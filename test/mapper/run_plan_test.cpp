@@ -1,0 +1,243 @@
+// The run plan (mapper/run_plan.hpp) without MPI or a runtime: a fake broadcast (the root's bytes
+// recorded, or replaced by another rank's view) and a fake timer decide what a run would.
+#include "mapper/run_plan.hpp"
+
+#include "mapper/mapping_file.hpp"
+#include "mapper_support.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+namespace saguaro::mapper {
+namespace {
+
+using ::testing::HasSubstr;
+
+const calc::Program& wave() {
+  static const calc::Program program = test::lower_file("par/wave.edl", 4);
+  return program;
+}
+
+std::vector<calc::Mapping> defaults(const calc::Program& p) {
+  std::vector<calc::Mapping> out;
+  for (const calc::Calculation& c : p.calculations)
+    out.push_back(calc::strategy_mapping(c, "u", calc::BlockConfig{}));
+  return out;
+}
+
+// Records what passes through, as MPI_Bcast at one rank would.
+struct FakeBroadcast {
+  std::vector<std::string> seen;
+  Broadcast fn() {
+    return [this](std::string& s) { seen.push_back(s); };
+  }
+};
+
+std::string temp_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("saguaro-run-plan-" + name);
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+TEST(RunPlan, DefaultTakesTheSettingsMappingsAndBroadcastsNothing) {
+  MappingRequest r;
+  r.defaults = defaults(wave());
+  FakeBroadcast b;
+  const RunPlan plan = plan_mappings(wave(), r, b.fn());
+  EXPECT_TRUE(b.seen.empty());
+  ASSERT_EQ(plan.calculations.size(), wave().calculations.size());
+  EXPECT_EQ(plan.mappings(), r.defaults);
+  for (const auto& c : plan.candidates()) EXPECT_TRUE(c.empty());
+  EXPECT_TRUE(plan.log.empty());
+  EXPECT_EQ(plan.calculations[1].name, "wave_rhs");
+}
+
+TEST(RunPlan, FixedTakesTheFilesMappingsAndSaysHowMany) {
+  MappingRequest r;
+  r.method = "fixed";
+  r.defaults = defaults(wave());
+  r.fixed.assign(wave().calculations.size(), std::nullopt);
+  calc::Mapping m = calc::default_mapping(wave().calculations[1]);
+  m.kernels[0].block.tx = 64;
+  r.fixed[1] = m;
+  r.fixed_path = "wave.mappings";
+  FakeBroadcast b;
+  const RunPlan plan = plan_mappings(wave(), r, b.fn());
+  EXPECT_EQ(plan.calculations[1].mapping, m);
+  EXPECT_EQ(plan.calculations[0].mapping, r.defaults[0]);
+  ASSERT_EQ(plan.log.size(), 1u);
+  EXPECT_EQ(plan.log[0], "mapper: fixed, 1 of 3 calculation(s) from wave.mappings");
+}
+
+TEST(RunPlan, ModelOnABackendTheModelDoesNotMapRunsTheDefaultPartition) {
+  MappingRequest r;
+  r.method = "model";
+  r.defaults = defaults(wave());
+  r.mapped_by_model = false;
+  FakeBroadcast b;
+  const RunPlan plan = plan_mappings(wave(), r, b.fn());
+  EXPECT_TRUE(b.seen.empty());
+  for (std::size_t i = 0; i < plan.calculations.size(); ++i)
+    EXPECT_EQ(plan.calculations[i].mapping, calc::default_mapping(wave().calculations[i]));
+}
+
+TEST(RunPlan, TheRootMapsAndEveryRankTakesItsChoiceWithTheCandidates) {
+  MappingRequest r;
+  r.method = "model";
+  r.defaults = defaults(wave());
+  r.mapped_by_model = true;
+  r.device = test::device("h100");
+  r.device_origin = "from h100.yaml";
+  r.grid = {64, 64, 64};
+  r.verify = 3;
+  r.cache_dir = temp_dir("root");
+  FakeBroadcast root;
+  const RunPlan plan = plan_mappings(wave(), r, root.fn());
+  ASSERT_EQ(root.seen.size(), 2u); // the error (none), then the mapping files
+  EXPECT_EQ(root.seen[0], "");
+  EXPECT_FALSE(root.seen[1].empty());
+  ASSERT_FALSE(plan.log.empty());
+  EXPECT_EQ(plan.log[0],
+            "mapper: model on " + r.device->name + " (from h100.yaml), 64x64x64 points per patch");
+  const CalculationPlan& rhs = plan.calculations[1];
+  ASSERT_GE(rhs.candidates.size(), 2u);
+  EXPECT_LE(rhs.candidates.size(), 3u);
+  EXPECT_EQ(rhs.candidates[0], rhs.mapping); // the mapper's choice first
+
+  // Another rank searches nothing and takes the root's bytes.
+  MappingRequest other = r;
+  other.root = false;
+  other.device.reset();
+  std::size_t call = 0;
+  const RunPlan taken = plan_mappings(wave(), other, [&](std::string& s) {
+    EXPECT_TRUE(s.empty()); // nothing of its own
+    s = root.seen[call++];
+  });
+  EXPECT_EQ(call, 2u);
+  EXPECT_EQ(taken.mappings(), plan.mappings());
+  EXPECT_EQ(taken.candidates(), plan.candidates());
+  EXPECT_TRUE(taken.log.empty()); // the banner is the root's
+}
+
+TEST(RunPlan, TheRootsFailureIsEveryRanksError) {
+  MappingRequest r;
+  r.method = "model";
+  r.defaults = defaults(wave());
+  r.mapped_by_model = true;
+  r.root = false;
+  EXPECT_THROW(plan_mappings(wave(), r,
+                             [](std::string& s) {
+                               if (s.empty()) s = "the root's search failed";
+                             }),
+               calc::MappingError);
+}
+
+TEST(RunPlan, NoDescriptionOfTheGpuMeansDefaultMappingsAndALine) {
+  MappingRequest r;
+  r.method = "model";
+  r.defaults = defaults(wave());
+  r.mapped_by_model = true;
+  r.device_name = "Some GPU nobody described";
+  FakeBroadcast b;
+  const RunPlan plan = plan_mappings(wave(), r, b.fn());
+  EXPECT_EQ(plan.mappings(), r.defaults);
+  ASSERT_EQ(plan.log.size(), 1u);
+  EXPECT_THAT(plan.log[0], HasSubstr("no device description in configs/devices/ is for Some GPU"));
+}
+
+TEST(RunPlan, VerificationKeepsTheFastestCandidate) {
+  RunPlan plan;
+  for (const calc::Calculation& c : wave().calculations)
+    plan.calculations.push_back({c.name, calc::default_mapping(c)});
+  CalculationPlan& rhs = plan.calculations[1];
+  calc::Mapping faster = rhs.mapping;
+  faster.kernels[0].block.tx = 64;
+  rhs.candidates = {rhs.mapping, faster};
+  std::vector<std::size_t> timed;
+  const std::vector<std::string> lines = verify_candidates(
+      wave(),
+      [&](std::size_t i, const std::vector<calc::Mapping>& list) {
+        timed.push_back(i);
+        EXPECT_EQ(list.size(), 2u);
+        return std::vector<double>{2e-3, 1e-3};
+      },
+      plan);
+  EXPECT_EQ(timed, std::vector<std::size_t>{1}); // only where there is a choice
+  EXPECT_EQ(rhs.mapping, faster);
+  EXPECT_EQ(rhs.kept, 1u);
+  EXPECT_EQ(rhs.candidate_seconds, (std::vector<double>{2e-3, 1e-3}));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "mapper_verify: wave_rhs: [model's] 2.000 ms 1.000 ms (kept)");
+  EXPECT_EQ(plan.log.back(), lines[0]);
+  EXPECT_THAT(to_string(wave(), plan), HasSubstr("candidate 1: "));
+  EXPECT_THAT(to_string(wave(), plan), HasSubstr("1.000 ms (kept)"));
+}
+
+ExchangeRequest exchange(const calc::Program& p) {
+  ExchangeRequest x;
+  x.evolved = 2;
+  x.phase_bytes = {1.5e6};
+  x.transport = "host-staged MPI";
+  x.shell_faces[2] = {true, true};
+  x.owned = {{2, 2, 2}, {34, 34, 34}};
+  x.grid = {32, 32, 32};
+  for (const calc::Calculation& c : p.calculations) x.splittable.push_back(c.name == "wave_rhs");
+  return x;
+}
+
+TEST(RunPlan, LaunchesSplitWithoutAnInterconnectDescription) {
+  RunPlan plan;
+  for (const calc::Calculation& c : wave().calculations) plan.calculations.push_back({c.name, {}});
+  FakeBroadcast b;
+  plan_launches(wave(), exchange(wave()), b.fn(), plan);
+  ASSERT_EQ(b.seen.size(), 1u);
+  EXPECT_EQ(b.seen[0], "1"); // one decision, the right-hand side's
+  EXPECT_TRUE(plan.calculations[1].split);
+  EXPECT_FALSE(plan.calculations[0].split);
+  EXPECT_TRUE(plan.any_split());
+  EXPECT_FALSE(plan.calculations[1].regions.interior.empty());
+  EXPECT_TRUE(std::isnan(plan.exchange_predicted));
+  EXPECT_EQ(plan.exchange_words,
+            "2 evolved variables, 1 phase of 2 messages (1.5 MB), host-staged MPI");
+  EXPECT_THAT(plan.log, ::testing::ElementsAre(
+                            HasSubstr("; no interconnect description to predict it"),
+                            "wave_rhs: split (no interconnect description to price the exchange)"));
+}
+
+TEST(RunPlan, LaunchesFollowTheRootAndTheSettings) {
+  RunPlan plan;
+  for (const calc::Calculation& c : wave().calculations) plan.calculations.push_back({c.name, {}});
+  // The root decided whole: this rank follows, whatever its own prices.
+  plan_launches(
+      wave(), exchange(wave()), [](std::string& s) { s = "0"; }, plan);
+  EXPECT_FALSE(plan.calculations[1].split);
+  EXPECT_FALSE(plan.any_split());
+
+  RunPlan off;
+  for (const calc::Calculation& c : wave().calculations) off.calculations.push_back({c.name, {}});
+  ExchangeRequest x = exchange(wave());
+  x.overlap = "no";
+  FakeBroadcast b;
+  plan_launches(wave(), x, b.fn(), off);
+  EXPECT_FALSE(off.any_split());
+  EXPECT_EQ(b.seen, std::vector<std::string>{""});
+}
+
+TEST(RunPlan, AnInterconnectDescriptionPricesTheExchange) {
+  RunPlan plan;
+  for (const calc::Calculation& c : wave().calculations) plan.calculations.push_back({c.name, {}});
+  ExchangeRequest x = exchange(wave());
+  x.device = test::device("h200");
+  FakeBroadcast b;
+  plan_launches(wave(), x, b.fn(), plan);
+  EXPECT_GT(plan.exchange_predicted, 0);
+  EXPECT_THAT(plan.log[0], HasSubstr("; predicted "));
+  EXPECT_FALSE(plan.calculations[1].launch_reason.empty());
+  EXPECT_EQ(b.seen[0], plan.calculations[1].split ? "1" : "0");
+}
+
+} // namespace
+} // namespace saguaro::mapper
