@@ -6,13 +6,16 @@
 # GPU's clocks falls on both, and prints per benchmark and system the medians and NEW / BASE:
 # the check that a change left the generated kernels and the time step no slower. Results go to
 # bench/results/<date>-<gpu>-compare-<rev>.{txt,json}. Extra bench_suite flags: $BENCH_SUITE_FLAGS
-# (e.g. "--benchmarks wave2,bssn --repeats 10").
+# (e.g. "--benchmarks wave2,bssn --repeats 10"); $NEW_LABEL names the working tree in the table.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 base_rev=${1:?usage: compare_revisions.sh BASE_REV [N]}
 n=${2:-256}
 base_src=build-base-src
-rev=$(git rev-parse --short "$base_rev")
+# A checkout without the history (a copy of the working tree) takes BASE_REV's tree as
+# $base_src, made beforehand (git archive BASE_REV | tar -x -C build-base-src).
+rev=$(git rev-parse --short "$base_rev" 2>/dev/null || echo "$base_rev")
+new=${NEW_LABEL:-$(git rev-parse --short HEAD 2>/dev/null || echo new)}
 [[ -d $base_src ]] || git worktree add -q --detach "$base_src" "$base_rev"
 
 build=build
@@ -35,7 +38,7 @@ for round in 1 2; do
   done
 done
 python3 bench/suite/compare_revisions.py --base build/compare/base-{1,2}.json \
-  --new build/compare/new-{1,2}.json --label "$rev -> $(git rev-parse --short HEAD)" \
+  --new build/compare/new-{1,2}.json --label "$rev -> $new" \
   --command "bash bench/suite/compare_revisions.sh $base_rev $n ${BENCH_SUITE_FLAGS:-}" \
   --driver "${gpu_driver:-unknown}" --json "$tag.json" | tee -a "$tag.txt"
 echo "wrote $tag.{txt,json}"
