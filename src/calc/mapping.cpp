@@ -29,10 +29,6 @@ std::string offset_text(const Offset& o) {
   return "(" + std::to_string(o[0]) + "," + std::to_string(o[1]) + "," + std::to_string(o[2]) + ")";
 }
 
-const char* axis_name(int a) {
-  return a == 0 ? "x" : a == 1 ? "y" : "z";
-}
-
 } // namespace
 
 bool buffering_applies(Buffering b, const std::vector<Offset>& offsets, int e, bool written,

@@ -5,6 +5,23 @@
 
 namespace saguaro::calc {
 
+const char* axis_name(int axis) {
+  return axis == 0 ? "x" : axis == 1 ? "y" : "z";
+}
+
+bool has_reuse(const std::vector<Offset>& offsets, std::string& why) {
+  if (offsets.size() >= 2) return true;
+  why = "it is read at one offset only, so there is nothing to reuse";
+  return false;
+}
+
+ModelTerms per_offset_load_terms(const StencilShape& shape) {
+  ModelTerms t;
+  t.registers = 1;
+  t.issue = shape.offsets;
+  return t;
+}
+
 StencilShape stencil_shape(const std::vector<Offset>& offsets, int iteration_axis) {
   const int e = iteration_axis, f = 3 - iteration_axis;
   StencilShape s;

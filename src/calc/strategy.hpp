@@ -116,6 +116,15 @@ struct Strategy {
 
 // Every strategy, in the list's order (u r b p c, then any a test registered); `id` is the
 // place in it.
+// What several strategies' rules and models share.
+const char* axis_name(int axis); // "x", "y", "z"
+// Whether a grid function read at `offsets` has values to reuse (more than one offset); when
+// not, `why` says so.
+bool has_reuse(const std::vector<Offset>& offsets, std::string& why);
+// Table IVd's terms of a strategy that loads every offset itself: one register, one load
+// issued per offset (its traffic is its path's, priced in model.cpp).
+ModelTerms per_offset_load_terms(const StencilShape& shape);
+
 const std::vector<const Strategy*>& strategies();
 const Strategy& strategy(Buffering b);
 const Strategy* strategy_for_letter(char c); // null for other letters

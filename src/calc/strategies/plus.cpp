@@ -5,10 +5,6 @@
 
 namespace saguaro::calc {
 
-namespace {
-const char* kAxis[3] = {"x", "y", "z"};
-}
-
 Strategy plus_strategy() {
   Strategy s;
   s.letter = 'p';
@@ -17,14 +13,11 @@ Strategy plus_strategy() {
   s.path = TrafficPath::Direct;
   s.resource = ReuseResource::OnChip;
   s.applies = [](const std::vector<Offset>& offsets, int e, bool, std::string& why) {
-    if (offsets.size() < 2) {
-      why = "it is read at one offset only, so there is nothing to reuse";
-      return false;
-    }
+    if (!has_reuse(offsets, why)) return false;
     const std::size_t f = std::size_t(3 - e);
     for (const Offset& o : offsets)
       if (o[std::size_t(e)] == 0 && (o[0] != 0 || o[f] != 0)) return true;
-    why = std::string("no offset lies in the x-") + kAxis[f] +
+    why = std::string("no offset lies in the x-") + axis_name(int(f)) +
           " plane through the point, so the shared plane would hold nothing (use r)";
     return false;
   };

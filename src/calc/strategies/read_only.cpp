@@ -23,12 +23,7 @@ Strategy read_only_strategy() {
     return loads;
   };
   // Table IVd: one register; traffic and cache footprint are the read-only path's (model.cpp).
-  s.model = [](const StencilShape& sh, const ModelBlock&) {
-    ModelTerms t;
-    t.registers = 1;
-    t.issue = sh.offsets;
-    return t;
-  };
+  s.model = [](const StencilShape& sh, const ModelBlock&) { return per_offset_load_terms(sh); };
   return s;
 }
 

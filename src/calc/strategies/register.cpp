@@ -4,10 +4,6 @@
 
 namespace saguaro::calc {
 
-namespace {
-const char* kAxis[3] = {"x", "y", "z"};
-}
-
 Strategy register_strategy() {
   Strategy s;
   s.letter = 'r';
@@ -16,16 +12,13 @@ Strategy register_strategy() {
   s.path = TrafficPath::Direct;
   s.resource = ReuseResource::OnChip;
   s.applies = [](const std::vector<Offset>& offsets, int e, bool, std::string& why) {
-    if (offsets.size() < 2) {
-      why = "it is read at one offset only, so there is nothing to reuse";
-      return false;
-    }
+    if (!has_reuse(offsets, why)) return false;
     const int f = 3 - e;
     for (const Offset& o : offsets)
       if (o[0] != 0 || o[std::size_t(f)] != 0) {
         why = "offset (" + std::to_string(o[0]) + "," + std::to_string(o[1]) + "," +
-              std::to_string(o[2]) + ") is off the iteration axis " + kAxis[e] +
-              ": registers carry values along " + kAxis[e] + " only";
+              std::to_string(o[2]) + ") is off the iteration axis " + axis_name(e) +
+              ": registers carry values along " + axis_name(e) + " only";
         return false;
       }
     return true;

@@ -12,8 +12,7 @@ Strategy shared_strategy() {
   s.path = TrafficPath::Direct;
   s.resource = ReuseResource::OnChip;
   s.applies = [](const std::vector<Offset>& offsets, int, bool, std::string& why) {
-    if (offsets.size() < 2) why = "it is read at one offset only, so there is nothing to reuse";
-    return offsets.size() >= 2;
+    return has_reuse(offsets, why);
   };
   s.plan = [](PlanBuilder& b, int g, const std::vector<Offset>& offsets) {
     const int tile = b.add_tile(g, offsets);

@@ -17,12 +17,7 @@ Strategy unbuffered_strategy() {
     return loads;
   };
   // Table IVd: one register; traffic and L2 footprint are the global path's (model.cpp).
-  s.model = [](const StencilShape& sh, const ModelBlock&) {
-    ModelTerms t;
-    t.registers = 1;
-    t.issue = sh.offsets;
-    return t;
-  };
+  s.model = [](const StencilShape& sh, const ModelBlock&) { return per_offset_load_terms(sh); };
   return s;
 }
 
