@@ -1,6 +1,7 @@
 // The prediction log for people: the end-of-run table and `saguaro report`'s SVG, both drawn
 // from PredictionRecords (so the report reads back exactly what the run printed).
 #include "io/predictions.hpp"
+#include "runtime/backend_registry.hpp"
 
 #include <fmt/format.h>
 
@@ -18,7 +19,9 @@ bool has(double v) {
 }
 
 bool host_backend(const std::vector<PredictionRecord>& records) {
-  return !records.empty() && records.front().backend == "cpu";
+  if (records.empty()) return false;
+  const runtime::BackendEntry* entry = runtime::find_backend(records.front().backend);
+  return entry != nullptr && entry->hardware == runtime::Hardware::host;
 }
 
 // Largest share first; kernels without timings last, then in launch order.

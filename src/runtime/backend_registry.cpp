@@ -11,12 +11,13 @@ const std::vector<BackendEntry>& backend_registry() {
   static const std::vector<BackendEntry> kBackends = {
       {"cuda", "generated CUDA, compiled by NVRTC, on this rank's GPU", true,
        [](std::string* why) { return cuda::available(why); }, "no GPU can be used",
-       make_cuda_backend},
+       make_cuda_backend, Hardware::gpu},
       {"cpu", "generated C++, compiled by the host compiler, on the host's cores", true, nullptr,
-       "it cannot be used", [](const BackendOptions& o) { return make_cpu_backend(o); }},
+       "it cannot be used", [](const BackendOptions& o) { return make_cpu_backend(o); },
+       Hardware::host},
       {"interpreter", "the reference interpreter, point by point (slow, for testing)", false,
        nullptr, "it cannot be used",
-       [](const BackendOptions&) { return make_interpreter_backend(); }},
+       [](const BackendOptions&) { return make_interpreter_backend(); }, Hardware::host},
   };
   return kBackends;
 }

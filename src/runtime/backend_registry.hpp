@@ -25,6 +25,9 @@ struct BackendEntry {
   // What "cannot be used" means for it, for messages: "no GPU can be used".
   std::string unavailable = "it cannot be used";
   std::function<std::unique_ptr<Backend>(const BackendOptions&)> make;
+  // Where it runs, as its BackendDescription says once made; for what only has its name (a
+  // prediction log read back from a file).
+  Hardware hardware = Hardware::host;
 };
 
 // Every backend, in the order "auto" prefers them.
