@@ -285,16 +285,23 @@ public:
     int n = int(order.size());
     int steps = n * 16;
     void* params[] = {&order_p, &n, &steps, &cycles_p, &sink_p};
-    std::vector<double> per_load;
-    for (int r = 0; r < repeats_; ++r) {
-      bench_.launch(f, 1, 1, params);
-      per_load.push_back(double(bench_.cycles(cycles_p)) / steps);
-    }
-    return {median(per_load),
+    return {median_cycles(f, 1, params, cycles_p, steps),
             fmt::format("one thread chasing ld.shared.u32 addresses, {} loads cycling through "
                         "1024 words in random order, median of {}",
                         steps, repeats_),
             ""};
+  }
+
+  // The median over repeats_ launches of one block of `threads` threads of the clock cycles `f`
+  // counts into cycles_p, divided by `per` (the loads, barriers or operations it timed).
+  double median_cycles(CUfunction f, unsigned threads, void** params, CUdeviceptr cycles_p,
+                       double per) {
+    std::vector<double> samples;
+    for (int r = 0; r < repeats_; ++r) {
+      bench_.launch(f, 1, threads, params);
+      samples.push_back(double(bench_.cycles(cycles_p)) / per);
+    }
+    return median(samples);
   }
 
   // Barrier latency [cycles]: a block of the most threads passing __syncthreads() in a loop.
@@ -305,12 +312,7 @@ public:
     int count = quick_ ? 4096 : 65536;
     void* params[] = {&count, &cycles_p};
     const unsigned threads = unsigned(max_threads_per_block_);
-    std::vector<double> per_barrier;
-    for (int r = 0; r < repeats_; ++r) {
-      bench_.launch(f, 1, threads, params);
-      per_barrier.push_back(double(bench_.cycles(cycles_p)) / count);
-    }
-    return {median(per_barrier),
+    return {median_cycles(f, threads, params, cycles_p, count),
             fmt::format("one block of {} threads passing {} __syncthreads() in a loop, cycles "
                         "per barrier, median of {}",
                         threads, count, repeats_),
@@ -325,12 +327,7 @@ public:
     double a = 0.999999, b = 1e-3;
     int count = quick_ ? 8192 : 65536;
     void* params[] = {&a, &b, &count, &cycles_p, &out_p};
-    std::vector<double> per_op;
-    for (int r = 0; r < repeats_; ++r) {
-      bench_.launch(f, 1, 1, params);
-      per_op.push_back(double(bench_.cycles(cycles_p)) / count);
-    }
-    return {median(per_op),
+    return {median_cycles(f, 1, params, cycles_p, count),
             fmt::format("one thread, a dependent chain of {} double fma, median of {}", count,
                         repeats_),
             ""};

@@ -87,6 +87,30 @@ const calc::BlockConfig kBlocks[] = {
     {2, 32, 8, 8}, // the default
 };
 
+// Every calculation of `module` (generated under `mappings`) run in the CUDA emulator on a fresh
+// test patch against `reference`, the interpreter's compile of `program`: the same values at
+// every point written, every output point written, nothing else touched.
+void expect_emulator_matches(
+    const calc::Program& program, const codegen::CudaModule& module,
+    const std::vector<calc::Mapping>& mappings,
+    const std::vector<std::unique_ptr<runtime::CompiledCalculation>>& reference) {
+  CudaEmulator emu(module, SuiteCache::dir() + "/emulator");
+  for (std::size_t c = 0; c < program.calculations.size(); ++c) {
+    const calc::Calculation& calc = program.calculations[c];
+    SCOPED_TRACE(calc.name + " " + calc::to_string(calc, mappings[c]));
+    Patch initial = make_patch(calc, runtime::required_margin(calc));
+    initial.args.parameters = parameter_values(program, true);
+    Patch expected = clone(initial), actual = clone(initial);
+    reference[c]->run(expected.args);
+    run_emulated(emu, module, int(c), actual);
+    Agreement r = compare(calc, initial, expected, actual, kTolerance);
+    EXPECT_EQ(r.mismatches, 0) << r.first_problem;
+    EXPECT_EQ(r.outside_changed, 0) << r.first_problem;
+    EXPECT_EQ(r.not_written, 0) << r.first_problem;
+    EXPECT_GT(r.written, 0);
+  }
+}
+
 class StrategiesMatchInterpreter : public ::testing::TestWithParam<Example> {};
 
 TEST_P(StrategiesMatchInterpreter, EveryStrategyAndBlockConfiguration) {
@@ -100,23 +124,9 @@ TEST_P(StrategiesMatchInterpreter, EveryStrategyAndBlockConfiguration) {
       std::vector<calc::Mapping> mappings;
       for (const calc::Calculation& c : program.calculations)
         mappings.push_back(mapping_with(c, calc::kAllBufferings[variant % 5], block, variant == 5));
-      const codegen::CudaModule module = codegen::generate_cuda(program, mappings);
-      CudaEmulator emu(module, SuiteCache::dir() + "/emulator");
-      for (std::size_t c = 0; c < program.calculations.size(); ++c) {
-        const calc::Calculation& calc = program.calculations[c];
-        SCOPED_TRACE(calc.name + " " + calc::to_string(calc, mappings[c]));
-        Patch initial = make_patch(calc, runtime::required_margin(calc));
-        initial.args.parameters = parameter_values(program, true);
-        Patch expected = clone(initial), actual = clone(initial);
-        reference[c]->run(expected.args);
-        run_emulated(emu, module, int(c), actual);
-        Agreement r = compare(calc, initial, expected, actual, kTolerance);
-        EXPECT_EQ(r.mismatches, 0) << r.first_problem;
-        EXPECT_EQ(r.outside_changed, 0) << r.first_problem;
-        EXPECT_EQ(r.not_written, 0) << r.first_problem;
-        EXPECT_GT(r.written, 0);
-        ++checked;
-      }
+      expect_emulator_matches(program, codegen::generate_cuda(program, mappings), mappings,
+                              reference);
+      ++checked;
     }
   EXPECT_GT(checked, 0);
 }
@@ -165,20 +175,7 @@ TEST(CudaCodegen, ATestOnlyStrategyIsPrintedAndMatchesTheInterpreter) {
     EXPECT_NE(module.source.find("__ldg("), std::string::npos);
     EXPECT_NE(module.source.find("registers along"), std::string::npos);
     EXPECT_NE(module.source.find(": line-cached, "), std::string::npos);
-    CudaEmulator emu(module, SuiteCache::dir() + "/emulator");
-    for (std::size_t c = 0; c < program.calculations.size(); ++c) {
-      const calc::Calculation& calc = program.calculations[c];
-      SCOPED_TRACE(calc.name + " " + calc::to_string(calc, mappings[c]));
-      Patch initial = make_patch(calc, runtime::required_margin(calc));
-      initial.args.parameters = parameter_values(program, true);
-      Patch expected = clone(initial), actual = clone(initial);
-      reference[c]->run(expected.args);
-      run_emulated(emu, module, int(c), actual);
-      Agreement r = compare(calc, initial, expected, actual, kTolerance);
-      EXPECT_EQ(r.mismatches, 0) << r.first_problem;
-      EXPECT_EQ(r.outside_changed, 0) << r.first_problem;
-      EXPECT_EQ(r.not_written, 0) << r.first_problem;
-    }
+    expect_emulator_matches(program, module, mappings, reference);
   }
 }
 
