@@ -631,6 +631,32 @@ TEST_F(CudaSpace, PackAndUnpackMatchTheHostBitForBit) {
   }
 }
 
+// A device message is written outside the compute queue (a neighbour's pack through CUDA
+// IPC, or a CUDA-aware MPI library): allocate_message must not leave its zero fill queued
+// behind the compute queue's work, where it would land after their data. Here the outside
+// writer is this space's own pack on the exchange queue, with no fork from the compute queue,
+// while the compute queue is busy with ~100 ms of copies.
+TEST_F(CudaSpace, ADeviceMessageIsReadyForOutsideWritersWhenAllocated) {
+  const Alloc alloc = {16, 8, 4};
+  ArrayBox box;
+  box.alloc = alloc;
+  box.hi = alloc;
+  const std::vector<double> values = random_values(points(alloc), 5);
+  DeviceArray field(gpu(), values);
+  const std::size_t big = std::size_t(1) << 26; // 512 MiB per array
+  DeviceArray a(gpu(), big), b(gpu(), big);
+  for (int i = 0; i < 100; ++i)
+    gpu().copy(i % 2 ? a.get() : b.get(), i % 2 ? b.get() : a.get(), big);
+  double* message = gpu().allocate_message(values.size(), true);
+  gpu().pack_message({field.get()}, box, message, true);
+  gpu().wait_exchange();
+  gpu().synchronize();
+  std::vector<double> back(values.size(), -1.0);
+  gpu().to_host(back.data(), message, back.size());
+  EXPECT_TRUE(same_bits(values, back)) << "the packed message was overwritten by the zero fill";
+  gpu().release_message(message, true);
+}
+
 TEST_F(CudaSpace, ReductionsMatchTheHost) {
   const Alloc alloc = {40, 33, 27};
   std::vector<double> values = random_values(points(alloc), 5);

@@ -274,8 +274,17 @@ void CudaArraySpace::unpack(const std::vector<double*>& fields, const ArrayBox& 
 // --- the exchange queue ----------------------------------------------------------------------
 
 double* CudaArraySpace::allocate_message(std::size_t n, bool on_device) {
-  if (on_device) return allocate(n);
   Driver& d = Driver::get();
+  if (on_device) {
+    double* message = allocate(n);
+    // Others write into a device message outside this process's streams: the MPI library
+    // (CUDA-aware MPI) or a neighbour's pack kernels (CUDA IPC). allocate's zero fill, queued
+    // on the compute queue behind whatever runs there, must be done before it is handed out,
+    // or it may land after their data (a wrong ghost value, now and then, forever after for
+    // variables exchanged once).
+    SAGUARO_CU(d, cuStreamSynchronize(d.stream()));
+    return message;
+  }
   const std::size_t bytes = sizeof(double) * std::max<std::size_t>(n, 1);
   void* host = nullptr;
   SAGUARO_CU(d, cuMemHostAlloc(&host, bytes, 0));
