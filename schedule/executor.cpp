@@ -16,10 +16,10 @@ namespace saguaro::schedule {
 
 // ---- Timers -----------------------------------------------------------------------------------
 
-void Timers::add(const std::string& name, double seconds) {
+void Timers::add(const std::string& name, double seconds, long calls) {
   auto [it, inserted] = table_.try_emplace(name, 0L, 0.0);
   if (inserted) order_.push_back(name);
-  it->second.first += 1;
+  it->second.first += calls;
   it->second.second += seconds;
 }
 
@@ -95,28 +95,34 @@ void Executor::run(const std::string& where) {
                                          "evaluate",
                                          qualified(*item), item->while_var.empty() ? "IF" : "WHILE",
                                          item->while_var.empty() ? item->if_var : item->while_var));
-    auto fn = functions_.end();
-    if (!item->alias.empty()) fn = functions_.find(support::lower(item->alias));
-    if (fn == functions_.end()) fn = functions_.find(support::lower(item->name));
-    if (fn == functions_.end())
-      throw std::logic_error(fmt::format("no function is bound to '{}', scheduled {} {}",
-                                         qualified(*item), item->at ? "at" : "in", item->where));
-
-    nested_seconds_.push_back(0.0);
-    auto start = std::chrono::steady_clock::now();
-    try {
-      fn->second();
-    } catch (...) {
-      nested_seconds_.pop_back();
-      throw;
-    }
-    double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    double nested = nested_seconds_.back();
-    nested_seconds_.pop_back();
-    timers_.add(qualified(*item), std::max(0.0, elapsed - nested));
-    if (!nested_seconds_.empty()) nested_seconds_.back() += elapsed;
+    run_as(*item, bound(*item));
   }
+}
+
+const std::function<void()>& Executor::bound(const ScheduleItem& item) const {
+  auto fn = functions_.end();
+  if (!item.alias.empty()) fn = functions_.find(support::lower(item.alias));
+  if (fn == functions_.end()) fn = functions_.find(support::lower(item.name));
+  if (fn == functions_.end())
+    throw std::logic_error(fmt::format("no function is bound to '{}', scheduled {} {}",
+                                       qualified(item), item.at ? "at" : "in", item.where));
+  return fn->second;
+}
+
+void Executor::run_as(const ScheduleItem& item, const std::function<void()>& fn, long calls) {
+  nested_seconds_.push_back(0.0);
+  auto start = std::chrono::steady_clock::now();
+  try {
+    fn();
+  } catch (...) {
+    nested_seconds_.pop_back();
+    throw;
+  }
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double nested = nested_seconds_.back();
+  nested_seconds_.pop_back();
+  timers_.add(qualified(item), std::max(0.0, elapsed - nested), calls);
+  if (!nested_seconds_.empty()) nested_seconds_.back() += elapsed;
 }
 
 std::vector<std::string> Executor::unbound() const {

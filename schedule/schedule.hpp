@@ -5,6 +5,8 @@
 
 #include "support/diagnostics.hpp"
 #include "runtime/array_space.hpp"
+#include "schedule/integrators.hpp"
+#include "schedule/step_plan.hpp"
 
 #include <chrono>
 #include <functional>
@@ -72,7 +74,8 @@ private:
 // booked to those, so the rows add up to the time spent in scheduled functions.
 class Timers {
 public:
-  void add(const std::string& name, double seconds);
+  // `calls` 0: a further part of a call already counted (a split launch's shell).
+  void add(const std::string& name, double seconds, long calls = 1);
   std::string report() const; // table: name, calls, total [s], mean [ms], % of total
   const std::map<std::string, std::pair<long, double>>& table() const { return table_; }
 
@@ -93,6 +96,11 @@ public:
   void run(const std::string& where);
   // Names of scheduled functions that have no binding (checked at startup).
   std::vector<std::string> unbound() const;
+  // A step plan's operations: runs `fn` as (part of) the scheduled function `item`, timed
+  // and booked to it as run() books the function itself; `calls` as for Timers::add.
+  void run_as(const ScheduleItem& item, const std::function<void()>& fn, long calls = 1);
+  // The function bound to `item` (by its alias or name); std::logic_error when none.
+  const std::function<void()>& bound(const ScheduleItem& item) const;
 
 private:
   const Schedule& schedule_;
@@ -104,10 +112,14 @@ private:
 // The method of lines. The state is a set of arrays y (evolved variables, every point) with
 // right-hand sides f(y, t) computed by `calc_rhs` into `rhs` (arrays of the same length).
 // `post_step` runs after every update of y (boundaries, ghost exchange). The arrays belong to
-// `space` (the host's when null), which holds the scratch arrays and runs the updates.
+// `space` (the host's when null), which holds the scratch arrays and runs the updates. The
+// integrators are the table of integrators.hpp; a step is the plan of step_plan.hpp with one
+// right-hand-side function and one post-step function (the simulation's plan has the
+// schedule's).
 enum class OdeMethod { ICN, RK2, RK3, RK4 };
 OdeMethod ode_method_from_string(const std::string& word); // "ICN","RK2","RK3","RK4"; throws
 int order_of(OdeMethod method);                            // ICN 2, RK2 2, RK3 3, RK4 4
+const Integrator& integrator_of(OdeMethod method);         // its entry of integrators()
 
 class MethodOfLines {
 public:
@@ -120,17 +132,17 @@ public:
     runtime::ArraySpace* space = nullptr;       // where the arrays live; null: host_space()
   };
   MethodOfLines(OdeMethod method, System system);
+  MethodOfLines(const Integrator& integrator, System system);
   ~MethodOfLines();
   MethodOfLines(const MethodOfLines&) = delete;
   MethodOfLines& operator=(const MethodOfLines&) = delete;
   // One step from t to t + dt; scratch arrays are allocated once.
   void step(double t, double dt);
+  const StepPlan& plan() const;
 
 private:
-  OdeMethod method_;
   System sys_;
-  runtime::ArraySpace* space_;
-  std::vector<double*> scratch_; // from space_, released by the destructor
+  std::unique_ptr<StepRunner> runner_;
 };
 
 // A progress line (iteration, time, steps/s, ETA) at most every `interval` seconds.

@@ -1,6 +1,6 @@
 // Where a backend's grid functions live, and the fixed (non-EDL) operations the host runs on
-// them: the method of lines' updates, ghost-exchange packing, reductions for norms, and the
-// outer boundary conditions. The CPU backends keep arrays in host memory (host_space()); the
+// them: the method of lines' linear combinations, ghost-exchange packing, reductions for norms, and
+// the outer boundary conditions. The CPU backends keep arrays in host memory (host_space()); the
 // CUDA backend keeps them on the GPU for the whole run and runs these operations as kernels,
 // so only output, norms and ghost messages ever cross to the host.
 //
@@ -13,6 +13,7 @@
 #include <array>
 #include <chrono>
 #include <cstddef>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,16 +49,21 @@ public:
   // Waits for everything queued (timings, before handing results to another thread or rank).
   virtual void synchronize() = 0;
 
-  // The method of lines' updates over n points (see schedule/mol.cpp):
-  virtual void copy(double* y0, const double* y, std::size_t n) = 0; // y0 = y
-  virtual void euler(double* y, const double* y0, const double* r, double c,
-                     std::size_t n) = 0; // y = y0 + c r
-  virtual void blend(double* y, const double* y0, const double* r, double a, double b, double dt,
-                     std::size_t n) = 0; // y = a y0 + b (y + dt r)
-  virtual void accumulate(double* acc, const double* r, double w, bool first,
-                          std::size_t n) = 0; // acc = w r (first) or acc += w r
-  virtual void rk4_final(double* y, const double* y0, const double* acc, const double* r, double c,
-                         std::size_t n) = 0; // y = y0 + c (acc + r)
+  // The method of lines' one update (the integrators' tableaus, schedule/integrators.cpp):
+  // y = sum_i a_i x_i over n points, the terms added in order from a_0 x_0 (no terms: zeros),
+  // so that every space gives the same bits. y may be one of the x_i (every point reads its
+  // terms before it writes) but must not overlap them otherwise. At most max_terms terms.
+  struct Term {
+    double a = 0;
+    const double* x = nullptr;
+  };
+  static constexpr std::size_t max_terms = 8; // SAGUARO_COMBINE_TERMS in cuda/support.cu
+  virtual void linear_combination(double* y, std::span<const Term> terms, std::size_t n) = 0;
+  // y = x: the combination of one term.
+  void copy(double* y, const double* x, std::size_t n) {
+    const Term term{1.0, x};
+    linear_combination(y, {&term, 1}, n);
+  }
 
   // Ghost exchange staging: the box of every array, one after the other, x fastest, to or
   // from a host buffer of fields.size() * box.volume() doubles.

@@ -1,11 +1,13 @@
 // The host memory space: arrays are plain host memory, the operations OpenMP loops.
 //
-// The method of lines' updates are the loops schedule/mol.cpp had (the same expressions, so a
-// run is bit for bit what it was); the boundary conditions are the pointwise functions of
-// boundary_point.hpp that the CUDA kernels use as well, looped over each outer face slab.
+// The method of lines' linear combination adds its terms in order, as the CUDA kernel does
+// (support.cu), so both spaces give the same bits; the boundary conditions are the pointwise
+// functions of boundary_point.hpp that the CUDA kernels use as well, looped over each outer face
+// slab.
 #include "runtime/array_space.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -13,6 +15,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 // The update loops are plain, dependence-free and vectorizable; with OpenMP they are also
 // shared among threads when the arrays are large enough to pay for it.
@@ -89,46 +92,38 @@ namespace {
 using Index = std::ptrdiff_t;
 
 // ---------------------------------------------------------------------------------------------
-// The method of lines' updates (see schedule/mol.cpp)
+// The method of lines' linear combination (see ArraySpace::linear_combination)
 
-// y0 = y
-void copy_loop(double* __restrict y0, const double* __restrict y, Index n) {
-  SAGUARO_MOL_LOOP
-  for (Index i = 0; i < n; ++i) y0[i] = y[i];
-}
-
-// y = y0 + c r
-void euler_loop(double* __restrict y, const double* __restrict y0, const double* __restrict r,
-                double c, Index n) {
-  SAGUARO_MOL_LOOP
-  for (Index i = 0; i < n; ++i) y[i] = y0[i] + c * r[i];
-}
-
-// y = a y0 + b (y + dt r)
-void blend_loop(double* __restrict y, const double* __restrict y0, const double* __restrict r,
-                double a, double b, double dt, Index n) {
-  SAGUARO_MOL_LOOP
-  for (Index i = 0; i < n; ++i) y[i] = a * y0[i] + b * (y[i] + dt * r[i]);
-}
-
-// acc = w r (the first stage), or acc += w r
-void accumulate_loop(double* __restrict acc, const double* __restrict r, double w, bool first,
-                     Index n) {
-  if (first) {
+// y = sum_m a_m x_m, m < M, added in order. No __restrict: y may be one of the x_m, which is
+// safe here (and under `simd`) because point i reads every x_m[i] before it writes y[i].
+template <std::size_t M>
+void combine_loop(double* y, const ArraySpace::Term* terms, Index n) {
+  if constexpr (M == 0) {
     SAGUARO_MOL_LOOP
-    for (Index i = 0; i < n; ++i) acc[i] = w * r[i];
+    for (Index i = 0; i < n; ++i) y[i] = 0.0;
   } else {
+    double a[M];
+    const double* x[M];
+    for (std::size_t m = 0; m < M; ++m) {
+      a[m] = terms[m].a;
+      x[m] = terms[m].x;
+    }
     SAGUARO_MOL_LOOP
-    for (Index i = 0; i < n; ++i) acc[i] += w * r[i];
+    for (Index i = 0; i < n; ++i) {
+      double s = a[0] * x[0][i];
+      for (std::size_t m = 1; m < M; ++m) s += a[m] * x[m][i];
+      y[i] = s;
+    }
   }
 }
 
-// y = y0 + c (acc + r)
-void rk4_final_loop(double* __restrict y, const double* __restrict y0, const double* __restrict acc,
-                    const double* __restrict r, double c, Index n) {
-  SAGUARO_MOL_LOOP
-  for (Index i = 0; i < n; ++i) y[i] = y0[i] + c * (acc[i] + r[i]);
+// The loop for each number of terms, so that the loop over terms unrolls.
+template <std::size_t... M>
+constexpr std::array<void (*)(double*, const ArraySpace::Term*, Index), sizeof...(M)>
+combine_loops(std::index_sequence<M...>) {
+  return {&combine_loop<M>...};
 }
+constexpr auto kCombineLoops = combine_loops(std::make_index_sequence<ArraySpace::max_terms + 1>());
 
 // ---------------------------------------------------------------------------------------------
 // Boxes and outer face slabs
@@ -199,22 +194,12 @@ public:
   }
   void synchronize() override {}
 
-  void copy(double* y0, const double* y, std::size_t n) override {
-    copy_loop(y0, y, static_cast<Index>(n));
-  }
-  void euler(double* y, const double* y0, const double* r, double c, std::size_t n) override {
-    euler_loop(y, y0, r, c, static_cast<Index>(n));
-  }
-  void blend(double* y, const double* y0, const double* r, double a, double b, double dt,
-             std::size_t n) override {
-    blend_loop(y, y0, r, a, b, dt, static_cast<Index>(n));
-  }
-  void accumulate(double* acc, const double* r, double w, bool first, std::size_t n) override {
-    accumulate_loop(acc, r, w, first, static_cast<Index>(n));
-  }
-  void rk4_final(double* y, const double* y0, const double* acc, const double* r, double c,
-                 std::size_t n) override {
-    rk4_final_loop(y, y0, acc, r, c, static_cast<Index>(n));
+  void linear_combination(double* y, std::span<const Term> terms, std::size_t n) override {
+    if (terms.size() > max_terms)
+      throw std::invalid_argument("host space: a linear combination of " +
+                                  std::to_string(terms.size()) + " terms (at most " +
+                                  std::to_string(max_terms) + ")");
+    kCombineLoops[terms.size()](y, terms.data(), static_cast<Index>(n));
   }
 
   void pack(const std::vector<const double*>& fields, const ArrayBox& box,

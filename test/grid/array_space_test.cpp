@@ -49,20 +49,8 @@ public:
     host().from_host(a, h, n);
   }
   void synchronize() override { ++calls["synchronize"]; }
-  void copy(double* y0, const double* y, std::size_t n) override { host().copy(y0, y, n); }
-  void euler(double* y, const double* y0, const double* r, double c, std::size_t n) override {
-    host().euler(y, y0, r, c, n);
-  }
-  void blend(double* y, const double* y0, const double* r, double a, double b, double dt,
-             std::size_t n) override {
-    host().blend(y, y0, r, a, b, dt, n);
-  }
-  void accumulate(double* acc, const double* r, double w, bool first, std::size_t n) override {
-    host().accumulate(acc, r, w, first, n);
-  }
-  void rk4_final(double* y, const double* y0, const double* acc, const double* r, double c,
-                 std::size_t n) override {
-    host().rk4_final(y, y0, acc, r, c, n);
+  void linear_combination(double* y, std::span<const Term> terms, std::size_t n) override {
+    host().linear_combination(y, terms, n);
   }
   void pack(const std::vector<const double*>& fields, const ArrayBox& box,
             double* buffer) override {

@@ -377,14 +377,12 @@ TEST(NvrtcCompile, TheSupportModuleCompiles) {
   const std::string source = cuda::support_source();
   EXPECT_THAT(source, HasSubstr("radiative_rhs"));
   const cuda::CompiledModule m = cuda::compile(source, "sm_90", options);
-  for (const char* name : {"saguaro_copy", "saguaro_euler", "saguaro_blend", "saguaro_accumulate",
-                           "saguaro_rk4_final", "saguaro_pack", "saguaro_unpack", "saguaro_reduce",
-                           "saguaro_boundary", "saguaro_outer_faces_layout"}) {
+  for (const char* name : {"saguaro_linear_combination", "saguaro_pack", "saguaro_unpack",
+                           "saguaro_reduce", "saguaro_boundary", "saguaro_outer_faces_layout"}) {
     ASSERT_TRUE(m.kernels.count(name)) << name << " missing from\n" << m.log;
     EXPECT_GT(m.kernels.at(name).registers, 0) << name;
   }
-  for (const char* name : {"saguaro_copy", "saguaro_euler", "saguaro_blend", "saguaro_accumulate",
-                           "saguaro_rk4_final", "saguaro_pack", "saguaro_unpack"})
+  for (const char* name : {"saguaro_linear_combination", "saguaro_pack", "saguaro_unpack"})
     EXPECT_EQ(m.kernels.at(name).spill_stores, 0) << name;
 }
 
@@ -528,54 +526,57 @@ TEST_F(CudaSpace, AllocatesZeroedArraysAndCopiesBothWays) {
   gpu().synchronize();
 }
 
-// Every update of the method of lines, on the same random data on both spaces; sizes that
-// are not multiples of a block and one larger than one grid-stride sweep.
-TEST_F(CudaSpace, MethodOfLinesUpdatesMatchTheHostBitForBit) {
+// The method of lines' linear combination, on the same random data on both spaces: no terms,
+// one (a copy), every count up to max_terms, the target among the terms, and a whole RK4
+// step's combinations; sizes that are not multiples of a block and one larger than one
+// grid-stride sweep.
+TEST_F(CudaSpace, LinearCombinationsMatchTheHostBitForBit) {
+  using Term = ArraySpace::Term;
   for (std::size_t n : {std::size_t(1), std::size_t(1031), std::size_t(3) << 20}) {
     SCOPED_TRACE("n = " + std::to_string(n));
-    const std::vector<double> y = random_values(n, 1), y0 = random_values(n, 2),
-                              r = random_values(n, 3), acc = random_values(n, 4);
-    const double a = 1.0 / 3.0, b = 2.0 / 3.0, dt = 0.0123456789, c = 0.1 / 6.0, w = 2.0;
+    // Arrays 0..3 play y, y0, r, acc; 4..7 further terms.
+    std::vector<std::vector<double>> x;
+    for (unsigned m = 0; m < ArraySpace::max_terms; ++m) x.push_back(random_values(n, 1 + m));
+    const double dt = 0.0123456789;
+    const std::vector<double> a = {1.0 / 3.0, 2.0 / 3.0, dt, 0.1 / 6.0, 2.0, -0.75, 0.5, 7.25};
 
+    // `on(space, arrays)` runs combinations; every array must then agree bit for bit.
     auto check = [&](const char* what, auto&& on) {
       SCOPED_TRACE(what);
-      std::vector<double> hy = y, hy0 = y0, hr = r, hacc = acc;
-      on(host(), hy.data(), hy0.data(), hr.data(), hacc.data());
-      DeviceArray dy(gpu(), y), dy0(gpu(), y0), dr(gpu(), r), dacc(gpu(), acc);
-      on(gpu(), dy.get(), dy0.get(), dr.get(), dacc.get());
-      EXPECT_TRUE(same_bits(hy, dy.host())) << "y";
-      EXPECT_TRUE(same_bits(hy0, dy0.host())) << "y0";
-      EXPECT_TRUE(same_bits(hacc, dacc.host())) << "acc";
-      EXPECT_TRUE(same_bits(hr, dr.host())) << "r (read only)";
+      std::vector<std::vector<double>> h = x;
+      std::vector<double*> hp;
+      for (auto& v : h) hp.push_back(v.data());
+      on(host(), hp);
+      std::vector<std::unique_ptr<DeviceArray>> d;
+      std::vector<double*> dp;
+      for (const auto& v : x) {
+        d.push_back(std::make_unique<DeviceArray>(gpu(), v));
+        dp.push_back(d.back()->get());
+      }
+      on(gpu(), dp);
+      for (std::size_t m = 0; m < x.size(); ++m)
+        EXPECT_TRUE(same_bits(h[m], d[m]->host())) << "array " << m;
     };
-    check("copy",
-          [&](ArraySpace& s, double* py, double* py0, double*, double*) { s.copy(py0, py, n); });
-    check("euler", [&](ArraySpace& s, double* py, double* py0, double* pr, double*) {
-      s.euler(py, py0, pr, c, n);
+    for (std::size_t count = 0; count <= ArraySpace::max_terms; ++count)
+      check(("terms: " + std::to_string(count)).c_str(),
+            [&](ArraySpace& s, const std::vector<double*>& p) {
+              std::vector<Term> terms;
+              for (std::size_t m = 0; m < count; ++m) terms.push_back({a[m], p[m]});
+              s.linear_combination(p[ArraySpace::max_terms - 1], terms, n);
+            });
+    check("in place", [&](ArraySpace& s, const std::vector<double*>& p) {
+      s.linear_combination(p[0], std::vector<Term>{{0.75, p[1]}, {0.25, p[0]}, {0.25 * dt, p[2]}},
+                           n);
     });
-    check("blend", [&](ArraySpace& s, double* py, double* py0, double* pr, double*) {
-      s.blend(py, py0, pr, a, b, dt, n);
+    check("a whole RK4 step's combinations", [&](ArraySpace& s, const std::vector<double*>& p) {
+      double *y = p[0], *y0 = p[1], *r = p[2], *acc = p[3];
+      s.copy(y0, y, n);
+      s.linear_combination(acc, std::vector<Term>{{1.0, r}}, n);
+      s.linear_combination(y, std::vector<Term>{{1.0, y0}, {0.5 * dt, r}}, n);
+      s.linear_combination(acc, std::vector<Term>{{1.0, acc}, {2.0, r}}, n);
+      s.linear_combination(y, std::vector<Term>{{1.0, y0}, {dt, r}}, n);
+      s.linear_combination(y, std::vector<Term>{{1.0, y0}, {dt / 6.0, acc}, {dt / 6.0, r}}, n);
     });
-    check("accumulate first", [&](ArraySpace& s, double*, double*, double* pr, double* pacc) {
-      s.accumulate(pacc, pr, w, true, n);
-    });
-    check("accumulate", [&](ArraySpace& s, double*, double*, double* pr, double* pacc) {
-      s.accumulate(pacc, pr, w, false, n);
-    });
-    check("rk4_final", [&](ArraySpace& s, double* py, double* py0, double* pr, double* pacc) {
-      s.rk4_final(py, py0, pacc, pr, c, n);
-    });
-    check("a whole RK4 step's updates",
-          [&](ArraySpace& s, double* py, double* py0, double* pr, double* pacc) {
-            s.copy(py0, py, n);
-            s.euler(py, py0, pr, 0.5 * dt, n);
-            s.accumulate(pacc, pr, 1.0, true, n);
-            s.euler(py, py0, pr, 0.5 * dt, n);
-            s.accumulate(pacc, pr, 2.0, false, n);
-            s.euler(py, py0, pr, dt, n);
-            s.accumulate(pacc, pr, 2.0, false, n);
-            s.rk4_final(py, py0, pacc, pr, dt / 6.0, n);
-          });
   }
 }
 

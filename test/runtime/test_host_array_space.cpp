@@ -1,11 +1,13 @@
-// host_space(): allocation, copies, the method of lines' updates, ghost-exchange packing,
-// reductions and the outer boundary conditions, each against a straightforward loop.
+// host_space(): allocation, copies, the method of lines' linear combination, ghost-exchange
+// packing, reductions and the outer boundary conditions, each against a straightforward loop.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <memory>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -100,40 +102,57 @@ TEST(HostArraySpace, ArrayBoxVolume) {
   EXPECT_EQ(b.volume(), 0u);
 }
 
-// Every update bit for bit as the expression it stands for, on a short array and on one long
-// enough for the OpenMP path.
-TEST(HostArraySpace, MethodOfLinesUpdates) {
+// The linear combination bit for bit as the sum it stands for, its terms added in order: one
+// to max_terms terms, none (zeros), the target among the terms (the state updated in place), a
+// copy; on a short array and on one long enough for the OpenMP path. The combinations of the
+// old hand-written updates (Euler y0 + c r, accumulate acc + w r) keep their bits.
+TEST(HostArraySpace, LinearCombination) {
   ArraySpace& space = runtime::host_space();
+  using Term = ArraySpace::Term;
   for (std::size_t n : {std::size_t(17), std::size_t(40000)}) {
     SCOPED_TRACE(n);
-    const std::vector<double> y = random_values(n, 2), y0 = random_values(n, 3),
-                              r = random_values(n, 4), acc = random_values(n, 5);
-    const double c = 0.3125e-1, a = 0.75, b = 0.25, dt = 0.0123, w = 2.0;
+    std::vector<std::vector<double>> x;
+    for (unsigned m = 0; m < ArraySpace::max_terms; ++m) x.push_back(random_values(n, 2 + m));
+    const std::vector<double> a = {1.0, 0.0123, -0.75, 1.0 / 3.0, 2.0, -1.0 / 6.0, 0.5, 7.25};
+    std::vector<std::unique_ptr<SpaceArray>> X;
+    for (const auto& v : x) X.push_back(std::make_unique<SpaceArray>(space, v));
+    SpaceArray OUT(space, random_values(n, 99));
+    for (std::size_t count = 0; count <= ArraySpace::max_terms; ++count) {
+      SCOPED_TRACE(count);
+      std::vector<Term> terms;
+      for (std::size_t m = 0; m < count; ++m) terms.push_back({a[m], X[m]->get()});
+      space.linear_combination(OUT.get(), terms, n);
+      std::vector<double> want(n, 0.0);
+      for (std::size_t i = 0; i < n; ++i) {
+        if (count == 0) continue;
+        double s = a[0] * x[0][i];
+        for (std::size_t m = 1; m < count; ++m) s += a[m] * x[m][i];
+        want[i] = s;
+      }
+      EXPECT_EQ(OUT.host(), want);
+    }
+    // In place: x1 = 0.75 x0 + 0.25 x1 + 0.0123 x2 (an SSP stage).
+    const std::vector<Term> blend = {
+        {0.75, X[0]->get()}, {0.25, X[1]->get()}, {0.0123, X[2]->get()}};
+    space.linear_combination(X[1]->get(), blend, n);
     std::vector<double> want(n);
-
-    SpaceArray Y(space, y), Y0(space, y0), R(space, r), ACC(space, acc), OUT(space, y);
-    space.copy(OUT.get(), Y0.get(), n);
-    EXPECT_EQ(OUT.host(), y0);
-
-    space.euler(OUT.get(), Y0.get(), R.get(), c, n);
-    for (std::size_t i = 0; i < n; ++i) want[i] = y0[i] + c * r[i];
+    for (std::size_t i = 0; i < n; ++i)
+      want[i] = 0.75 * x[0][i] + 0.25 * x[1][i] + 0.0123 * x[2][i];
+    EXPECT_EQ(X[1]->host(), want);
+    // The updates the integrators had by hand: Euler and accumulate, bit for bit.
+    const double c = 0.3125e-1, w = 2.0;
+    space.linear_combination(OUT.get(), std::vector<Term>{{1.0, X[0]->get()}, {c, X[2]->get()}}, n);
+    for (std::size_t i = 0; i < n; ++i) want[i] = x[0][i] + c * x[2][i];
     EXPECT_EQ(OUT.host(), want);
-
-    space.blend(Y.get(), Y0.get(), R.get(), a, b, dt, n);
-    for (std::size_t i = 0; i < n; ++i) want[i] = a * y0[i] + b * (y[i] + dt * r[i]);
-    EXPECT_EQ(Y.host(), want);
-
-    space.accumulate(OUT.get(), R.get(), w, true, n);
-    for (std::size_t i = 0; i < n; ++i) want[i] = w * r[i];
+    space.linear_combination(OUT.get(), std::vector<Term>{{1.0, OUT.get()}, {w, X[3]->get()}}, n);
+    for (std::size_t i = 0; i < n; ++i) want[i] += w * x[3][i];
     EXPECT_EQ(OUT.host(), want);
-    space.accumulate(OUT.get(), Y0.get(), 0.5, false, n);
-    for (std::size_t i = 0; i < n; ++i) want[i] += 0.5 * y0[i];
-    EXPECT_EQ(OUT.host(), want);
-
-    space.rk4_final(OUT.get(), Y0.get(), ACC.get(), R.get(), dt / 6.0, n);
-    for (std::size_t i = 0; i < n; ++i) want[i] = y0[i] + dt / 6.0 * (acc[i] + r[i]);
-    EXPECT_EQ(OUT.host(), want);
+    space.copy(OUT.get(), X[4]->get(), n);
+    EXPECT_EQ(OUT.host(), x[4]);
   }
+  double y = 0;
+  const std::vector<Term> too_many(ArraySpace::max_terms + 1, Term{1.0, &y});
+  EXPECT_THROW(space.linear_combination(&y, too_many, 1), std::invalid_argument);
 }
 
 // pack: the box of every field, field after field, x fastest; unpack puts it back and touches

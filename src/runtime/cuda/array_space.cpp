@@ -17,7 +17,12 @@ constexpr unsigned kReduceThreads = 256; // SAGUARO_REDUCE_THREADS in support.cu
 constexpr unsigned kReduceBlocks = 1024; // at most, per reduce
 constexpr int kPackFields = 32;          // SAGUARO_PACK_FIELDS in support.cu
 
-// Mirrors SaguaroBox and SaguaroFieldTable of support.cu.
+// Mirrors SaguaroTerms, SaguaroBox and SaguaroFieldTable of support.cu.
+struct SupportTerms {
+  double a[ArraySpace::max_terms];
+  const double* x[ArraySpace::max_terms];
+};
+static_assert(ArraySpace::max_terms == 8, "SAGUARO_COMBINE_TERMS in support.cu");
 struct SupportBox {
   int alloc[3];
   int lo[3];
@@ -85,11 +90,7 @@ CudaArraySpace::CudaArraySpace() : driver_(Driver::get()) {
   support_ = compile(support_source(), d.info().arch(), options);
   SAGUARO_CU(d, cuModuleLoadData(&module_, support_.cubin.data()));
   const std::pair<CUfunction*, const char*> functions[] = {
-      {&copy_, "saguaro_copy"},
-      {&euler_, "saguaro_euler"},
-      {&blend_, "saguaro_blend"},
-      {&accumulate_, "saguaro_accumulate"},
-      {&rk4_final_, "saguaro_rk4_final"},
+      {&combine_, "saguaro_linear_combination"},
       {&pack_, "saguaro_pack"},
       {&unpack_, "saguaro_unpack"},
       {&copy_box_, "saguaro_copy_box"},
@@ -186,37 +187,20 @@ void CudaArraySpace::synchronize() {
   SAGUARO_CU(d, cuStreamSynchronize(d.stream()));
 }
 
-void CudaArraySpace::copy(double* y0, const double* y, std::size_t n) {
-  long long count = static_cast<long long>(n);
-  void* params[] = {&y0, &y, &count};
-  launch_1d(copy_, n, params);
-}
-
-void CudaArraySpace::euler(double* y, const double* y0, const double* r, double c, std::size_t n) {
-  long long count = static_cast<long long>(n);
-  void* params[] = {&y, &y0, &r, &c, &count};
-  launch_1d(euler_, n, params);
-}
-
-void CudaArraySpace::blend(double* y, const double* y0, const double* r, double a, double b,
-                           double dt, std::size_t n) {
-  long long count = static_cast<long long>(n);
-  void* params[] = {&y, &y0, &r, &a, &b, &dt, &count};
-  launch_1d(blend_, n, params);
-}
-
-void CudaArraySpace::accumulate(double* acc, const double* r, double w, bool first, std::size_t n) {
-  long long count = static_cast<long long>(n);
-  int first_flag = first ? 1 : 0;
-  void* params[] = {&acc, &r, &w, &first_flag, &count};
-  launch_1d(accumulate_, n, params);
-}
-
-void CudaArraySpace::rk4_final(double* y, const double* y0, const double* acc, const double* r,
-                               double c, std::size_t n) {
-  long long count = static_cast<long long>(n);
-  void* params[] = {&y, &y0, &acc, &r, &c, &count};
-  launch_1d(rk4_final_, n, params);
+void CudaArraySpace::linear_combination(double* y, std::span<const Term> terms, std::size_t n) {
+  if (terms.size() > max_terms)
+    throw std::invalid_argument("cuda array space: a linear combination of " +
+                                std::to_string(terms.size()) + " terms (at most " +
+                                std::to_string(max_terms) + ")");
+  SupportTerms table{};
+  for (std::size_t m = 0; m < terms.size(); ++m) {
+    table.a[m] = terms[m].a;
+    table.x[m] = terms[m].x;
+  }
+  int count = int(terms.size());
+  long long points = static_cast<long long>(n);
+  void* params[] = {&y, &table, &count, &points};
+  launch_1d(combine_, n, params);
 }
 
 void CudaArraySpace::pack_kernels(const std::vector<const double*>& fields, const ArrayBox& box,

@@ -29,13 +29,7 @@ public:
   void from_host(double* array, const double* host, std::size_t n) override;
   void synchronize() override;
 
-  void copy(double* y0, const double* y, std::size_t n) override;
-  void euler(double* y, const double* y0, const double* r, double c, std::size_t n) override;
-  void blend(double* y, const double* y0, const double* r, double a, double b, double dt,
-             std::size_t n) override;
-  void accumulate(double* acc, const double* r, double w, bool first, std::size_t n) override;
-  void rk4_final(double* y, const double* y0, const double* acc, const double* r, double c,
-                 std::size_t n) override;
+  void linear_combination(double* y, std::span<const Term> terms, std::size_t n) override;
 
   void pack(const std::vector<const double*>& fields, const ArrayBox& box,
             double* host_buffer) override;
@@ -98,8 +92,7 @@ private:
   Driver& driver_;
   CompiledModule support_;
   CUmodule module_ = nullptr;
-  CUfunction copy_ = nullptr, euler_ = nullptr, blend_ = nullptr, accumulate_ = nullptr,
-             rk4_final_ = nullptr, pack_ = nullptr, unpack_ = nullptr, copy_box_ = nullptr,
+  CUfunction combine_ = nullptr, pack_ = nullptr, unpack_ = nullptr, copy_box_ = nullptr,
              reduce_ = nullptr, boundary_ = nullptr, layout_ = nullptr;
   unsigned max_blocks_ = 1; // grid-stride launches: at most this many blocks
   CUdeviceptr staging_ = 0;

@@ -1,9 +1,9 @@
-// The CUDA support kernels of CudaArraySpace (array_space.cpp): the method of lines' updates,
+// The CUDA support kernels of CudaArraySpace (array_space.cpp): the method of lines' update,
 // ghost-exchange packing, reductions for norms and the outer boundary conditions.
 //
 // NVRTC compiles this file with the text of src/runtime/boundary_point.hpp prepended (it has
 // no include path) and with --fmad=false: no multiply-add is contracted, so every point gets
-// the same bits as the host loops (schedule/mol.cpp, host_space()), operation for operation.
+// the same bits as the host loops (host_array_space.cpp), operation for operation.
 // Every kernel is extern "C" (its name is its symbol) and loops grid-stride over its points.
 
 typedef long long saguaro_index;
@@ -12,44 +12,24 @@ typedef long long saguaro_index;
   for (saguaro_index i = saguaro_index(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);            \
        i += saguaro_index(gridDim.x) * blockDim.x)
 
-// ---- the method of lines (schedule/mol.cpp) ----------------------------------------------------
+// ---- the method of lines' linear combination (ArraySpace::linear_combination) -------------------
 
-// y0 = y
-extern "C" __global__ void saguaro_copy(double* __restrict__ y0, const double* __restrict__ y,
-                                        saguaro_index n) {
-  SAGUARO_GRID_STRIDE(i, n) y0[i] = y[i];
-}
+// Up to this many terms per combination (passed by value). Mirrors ArraySpace::max_terms.
+#define SAGUARO_COMBINE_TERMS 8
+struct SaguaroTerms {
+  double a[SAGUARO_COMBINE_TERMS];
+  const double* x[SAGUARO_COMBINE_TERMS];
+};
 
-// y = y0 + c r
-extern "C" __global__ void saguaro_euler(double* __restrict__ y, const double* __restrict__ y0,
-                                         const double* __restrict__ r, double c, saguaro_index n) {
-  SAGUARO_GRID_STRIDE(i, n) y[i] = y0[i] + c * r[i];
-}
-
-// y = a y0 + b (y + dt r)
-extern "C" __global__ void saguaro_blend(double* __restrict__ y, const double* __restrict__ y0,
-                                         const double* __restrict__ r, double a, double b,
-                                         double dt, saguaro_index n) {
-  SAGUARO_GRID_STRIDE(i, n) y[i] = a * y0[i] + b * (y[i] + dt * r[i]);
-}
-
-// acc = w r (first != 0) or acc += w r
-extern "C" __global__ void saguaro_accumulate(double* __restrict__ acc,
-                                              const double* __restrict__ r, double w, int first,
-                                              saguaro_index n) {
-  if (first) {
-    SAGUARO_GRID_STRIDE(i, n) acc[i] = w * r[i];
-  } else {
-    SAGUARO_GRID_STRIDE(i, n) acc[i] += w * r[i];
+// y = sum_m a[m] x[m], m < count, added in order as the host loop does (no count: zeros). No
+// __restrict__: y may be one of the x[m] (point i reads every x[m][i] before it writes y[i]).
+extern "C" __global__ void saguaro_linear_combination(double* y, SaguaroTerms t, int count,
+                                                      saguaro_index n) {
+  SAGUARO_GRID_STRIDE(i, n) {
+    double s = count > 0 ? t.a[0] * t.x[0][i] : 0.0;
+    for (int m = 1; m < count; ++m) s += t.a[m] * t.x[m][i];
+    y[i] = s;
   }
-}
-
-// y = y0 + c (acc + r)
-extern "C" __global__ void saguaro_rk4_final(double* __restrict__ y, const double* __restrict__ y0,
-                                             const double* __restrict__ acc,
-                                             const double* __restrict__ r, double c,
-                                             saguaro_index n) {
-  SAGUARO_GRID_STRIDE(i, n) y[i] = y0[i] + c * (acc[i] + r[i]);
 }
 
 // ---- boxes: ghost-exchange staging and reductions ----------------------------------------------

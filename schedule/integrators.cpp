@@ -1,0 +1,275 @@
+// The integrators' table and the reader of its notation (see integrators.hpp).
+#include "schedule/integrators.hpp"
+
+#include "support/diagnostics.hpp"
+#include "runtime/array_space.hpp"
+#include "schedule/names.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace saguaro::schedule {
+
+namespace {
+
+// The table. Each stage: {time of the right-hand side, combinations, time of the new state},
+// times in units of dt from the step's start.
+const std::vector<IntegratorText>& table() {
+  static const std::vector<IntegratorText> entries = {
+      // Cactus MoL's iterative Crank-Nicolson: 3 iterations, ICN_avg_theta = 1/2.
+      {"ICN",
+       2,
+       "iterative Crank-Nicolson (3 iterations), second order",
+       "y0 = y",
+       {{"0", "y = y0 + 1/2 dt k", "1/2"},
+        {"1/2", "y = y0 + 1/2 dt k", "1/2"},
+        {"1/2", "y = y0 + dt k", "1"}}},
+      // Heun's method.
+      {"RK2",
+       2,
+       "second-order Runge-Kutta",
+       "y0 = y",
+       {{"0", "y = y0 + dt k", "1"}, {"1", "y = 1/2 y0 + 1/2 y + 1/2 dt k", "1"}}},
+      // Shu & Osher's (1988) strong-stability-preserving method in its convex-combination form.
+      {"RK3",
+       3,
+       "third-order strong-stability-preserving (SSP) Runge-Kutta",
+       "y0 = y",
+       {{"0", "y = y0 + dt k", "1"},
+        {"1", "y = 3/4 y0 + 1/4 y + 1/4 dt k", "1/2"},
+        {"1/2", "y = 1/3 y0 + 2/3 y + 2/3 dt k", "1"}}},
+      // The classical method: k1 + 2 k2 + 2 k3 accumulated in one scratch array.
+      {"RK4",
+       4,
+       "classical fourth-order Runge-Kutta",
+       "y0 = y",
+       {{"0", "acc = k; y = y0 + 1/2 dt k", "1/2"},
+        {"1/2", "acc = acc + 2 k; y = y0 + 1/2 dt k", "1/2"},
+        {"1/2", "acc = acc + 2 k; y = y0 + dt k", "1"},
+        {"1", "y = y0 + 1/6 dt acc + 1/6 dt k", "1"}}},
+  };
+  return entries;
+}
+
+// A cursor over one piece of an entry, for the errors' words.
+struct Reader {
+  const std::string& integrator;
+  std::string text;
+  std::size_t at = 0;
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw std::invalid_argument(
+        fmt::format("integrator {}: {} in \"{}\" at column {}", integrator, what, text, at + 1));
+  }
+  void skip_space() {
+    while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at]))) ++at;
+  }
+  bool done() {
+    skip_space();
+    return at >= text.size();
+  }
+  bool accept(char c) {
+    skip_space();
+    if (at < text.size() && text[at] == c) {
+      ++at;
+      return true;
+    }
+    return false;
+  }
+  bool peek_digit() {
+    skip_space();
+    return at < text.size() && std::isdigit(static_cast<unsigned char>(text[at]));
+  }
+  std::int64_t integer() {
+    if (!peek_digit()) fail("expected a number");
+    std::int64_t v = 0;
+    while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at]))) {
+      if (v > (INT64_MAX - 9) / 10) fail("number too large");
+      v = 10 * v + (text[at++] - '0');
+    }
+    return v;
+  }
+  std::string word() {
+    skip_space();
+    const std::size_t from = at;
+    while (at < text.size() &&
+           (std::isalnum(static_cast<unsigned char>(text[at])) || text[at] == '_'))
+      ++at;
+    if (at == from || std::isdigit(static_cast<unsigned char>(text[from])))
+      fail("expected a register name");
+    return text.substr(from, at - from);
+  }
+  Rational rational() {
+    Rational r{integer(), 1};
+    if (accept('/')) r.den = integer();
+    if (r.den == 0) fail("division by zero");
+    return r;
+  }
+};
+
+// Builds the registers while reading, and checks that every register is written before it
+// is read (the state and, inside a stage, the right-hand side are given).
+struct Builder {
+  Integrator out;
+  std::vector<bool> written{true, false}; // y, k
+
+  int register_of(Reader& in, const std::string& name, bool target) {
+    if (name == "dt") in.fail("'dt' is not a register");
+    if (name == "y") return kStateRegister;
+    if (name == "k") {
+      if (target) in.fail("the right-hand side k is computed, not combined");
+      return kRhsRegister;
+    }
+    auto it = std::find(out.scratch.begin(), out.scratch.end(), name);
+    if (it != out.scratch.end()) return kFirstScratchRegister + int(it - out.scratch.begin());
+    out.scratch.push_back(name);
+    written.push_back(false);
+    return kFirstScratchRegister + int(out.scratch.size()) - 1;
+  }
+
+  Combination::Term term(Reader& in, bool negative) {
+    Combination::Term t;
+    if (in.peek_digit()) t.a.r = in.rational();
+    if (negative) t.a.r.num = -t.a.r.num;
+    std::string name = in.word();
+    if (name == "dt") {
+      t.a.dt = true;
+      name = in.word();
+    }
+    t.x = register_of(in, name, false);
+    if (!written[std::size_t(t.x)]) in.fail(fmt::format("{} is read before it is written", name));
+    return t;
+  }
+
+  std::vector<Combination> combinations(const std::string& text) {
+    std::vector<Combination> list;
+    std::size_t from = 0;
+    while (from <= text.size()) {
+      std::size_t end = text.find(';', from);
+      if (end == std::string::npos) end = text.size();
+      Reader in{out.name, text.substr(from, end - from)};
+      from = end + 1;
+      if (in.done()) continue;
+      const int target = register_of(in, in.word(), true);
+      if (!in.accept('=')) in.fail("expected '='");
+      Combination c;
+      c.target = target;
+      bool negative = in.accept('-');
+      for (;;) {
+        c.terms.push_back(term(in, negative));
+        if (in.done()) break;
+        if (in.accept('+'))
+          negative = false;
+        else if (in.accept('-'))
+          negative = true;
+        else
+          in.fail("expected '+' or '-'");
+      }
+      if (c.terms.size() > runtime::ArraySpace::max_terms)
+        in.fail(fmt::format("{} terms (at most {})", c.terms.size(),
+                            runtime::ArraySpace::max_terms));
+      written[std::size_t(target)] = true;
+      list.push_back(std::move(c));
+    }
+    return list;
+  }
+
+  Rational time(const char* text) {
+    Reader in{out.name, text};
+    Rational r = in.rational();
+    if (!in.done()) in.fail("expected a time p/q");
+    return r;
+  }
+};
+
+std::string keyword_list() {
+  std::vector<std::string> names;
+  for (const Integrator& i : integrators()) names.push_back(i.name);
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return out;
+}
+
+} // namespace
+
+std::string Rational::text() const {
+  return den == 1 ? fmt::format("{}", num) : fmt::format("{}/{}", num, den);
+}
+
+double Coefficient::value(double step) const {
+  return dt ? (step * double(r.num)) / double(r.den) : double(r.num) / double(r.den);
+}
+
+std::string Coefficient::text() const {
+  if (!dt) return r.text();
+  if (r == Rational{1, 1}) return "dt";
+  if (r == Rational{-1, 1}) return "-dt";
+  return r.text() + " dt";
+}
+
+std::string Integrator::register_name(int r) const {
+  if (r == kStateRegister) return "y";
+  if (r == kRhsRegister) return "k";
+  return scratch.at(std::size_t(r - kFirstScratchRegister));
+}
+
+std::string Integrator::text(const Combination& c) const {
+  std::string out = register_name(c.target) + " =";
+  for (std::size_t i = 0; i < c.terms.size(); ++i) {
+    Coefficient a = c.terms[i].a;
+    const bool negative = a.r.num < 0;
+    if (i > 0) out += negative ? " -" : " +";
+    else if (negative) out += " -";
+    a.r.num = negative ? -a.r.num : a.r.num;
+    const std::string coefficient = a == Coefficient{} ? "" : a.text() + " ";
+    out += " " + coefficient + register_name(c.terms[i].x);
+  }
+  if (c.terms.empty()) out += " 0";
+  return out;
+}
+
+Integrator parse_integrator(const IntegratorText& text) {
+  Builder b;
+  b.out.name = text.name;
+  b.out.order = text.order;
+  b.out.description = text.description;
+  b.out.start = b.combinations(text.start);
+  for (const IntegratorText::StageText& s : text.stages) {
+    Stage stage;
+    stage.rhs_time = b.time(s.rhs_time);
+    b.written[kRhsRegister] = true;
+    stage.updates = b.combinations(s.updates);
+    stage.state_time = b.time(s.state_time);
+    b.out.stages.push_back(std::move(stage));
+  }
+  if (b.out.stages.empty())
+    throw std::invalid_argument(fmt::format("integrator {}: no stages", text.name));
+  return std::move(b.out);
+}
+
+const std::vector<Integrator>& integrators() {
+  static const std::vector<Integrator> list = [] {
+    std::vector<Integrator> out;
+    for (const IntegratorText& t : table()) out.push_back(parse_integrator(t));
+    return out;
+  }();
+  return list;
+}
+
+const Integrator& find_integrator(const std::string& name) {
+  std::vector<std::string> names;
+  for (const Integrator& i : integrators()) {
+    if (support::iequals(i.name, name)) return i;
+    names.push_back(i.name);
+  }
+  throw support::InputError(
+      {}, fmt::format("unknown MoL::ODE_Method '{}': expected {}", name, keyword_list()),
+      support::did_you_mean(name, names));
+}
+
+} // namespace saguaro::schedule

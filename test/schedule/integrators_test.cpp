@@ -1,0 +1,161 @@
+// The integrators' table: its entries read back in their notation, the registers each needs,
+// the coefficients' rounding, the reader's errors, agreement with MoL::ODE_Method's keyword
+// list, and a low-storage Runge-Kutta method written as a table entry of its own that
+// integrates to fourth order.
+#include "support.hpp"
+
+#include "param/registry.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+using namespace saguaro::schedule;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+namespace {
+
+std::vector<std::string> texts(const Integrator& i, const std::vector<Combination>& list) {
+  std::vector<std::string> out;
+  for (const Combination& c : list) out.push_back(i.text(c));
+  return out;
+}
+
+TEST(Integrators, TheTableReadsBackInItsNotation) {
+  std::vector<std::string> names;
+  for (const Integrator& i : integrators()) names.push_back(i.name);
+  EXPECT_THAT(names, ElementsAre("ICN", "RK2", "RK3", "RK4"));
+
+  const Integrator& rk4 = find_integrator("rk4");
+  EXPECT_EQ(rk4.order, 4);
+  EXPECT_THAT(rk4.scratch, ElementsAre("y0", "acc")); // no more memory than before
+  EXPECT_THAT(texts(rk4, rk4.start), ElementsAre("y0 = y"));
+  ASSERT_EQ(rk4.stages.size(), 4u);
+  EXPECT_THAT(texts(rk4, rk4.stages[0].updates), ElementsAre("acc = k", "y = y0 + 1/2 dt k"));
+  EXPECT_THAT(texts(rk4, rk4.stages[1].updates),
+              ElementsAre("acc = acc + 2 k", "y = y0 + 1/2 dt k"));
+  EXPECT_THAT(texts(rk4, rk4.stages[3].updates), ElementsAre("y = y0 + 1/6 dt acc + 1/6 dt k"));
+  EXPECT_EQ(rk4.stages[1].rhs_time, (Rational{1, 2}));
+  EXPECT_EQ(rk4.stages[2].state_time, (Rational{1, 1}));
+
+  const Integrator& rk3 = find_integrator("RK3");
+  EXPECT_THAT(rk3.scratch, ElementsAre("y0"));
+  EXPECT_THAT(texts(rk3, rk3.stages[2].updates), ElementsAre("y = 1/3 y0 + 2/3 y + 2/3 dt k"));
+  EXPECT_EQ(find_integrator("ICN").stages.size(), 3u);
+  EXPECT_EQ(find_integrator("RK2").order, 2);
+}
+
+TEST(Integrators, CoefficientsRoundAsTheHandWrittenForms) {
+  const double dt = 0.0123456789;
+  EXPECT_EQ((Coefficient{{1, 2}, true}.value(dt)), 0.5 * dt);
+  EXPECT_EQ((Coefficient{{1, 6}, true}.value(dt)), dt / 6.0);
+  EXPECT_EQ((Coefficient{{1, 1}, true}.value(dt)), dt);
+  EXPECT_EQ((Coefficient{{1, 3}, false}.value(dt)), 1.0 / 3.0);
+  EXPECT_EQ((Coefficient{{-3, 4}, false}.value(dt)), -0.75);
+  EXPECT_EQ(time_at(2.0, 0.5, {0, 1}), 2.0);
+  EXPECT_EQ(time_at(2.0, 0.5, {1, 2}), 2.25);
+  EXPECT_EQ((Coefficient{{-2, 3}, true}.text()), "-2/3 dt");
+}
+
+TEST(Integrators, TheReaderRefusesMistakes) {
+  auto error = [](const char* start, const char* updates) {
+    try {
+      parse_integrator({"T", 1, "test", start, {{"0", updates, "1"}}});
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_THAT(error("", "acc = acc + dt k; y = y + acc"), HasSubstr("acc is read before"));
+  EXPECT_THAT(error("y0 = k", "y = y0"), HasSubstr("k is read before"));
+  EXPECT_THAT(error("", "k = y"), HasSubstr("right-hand side k is computed"));
+  EXPECT_THAT(error("", "y = y + dt * k"), HasSubstr("expected a register name"));
+  EXPECT_THAT(error("", "y = y k"), HasSubstr("expected '+' or '-'"));
+  EXPECT_THAT(error("", "y = 1/0 y"), HasSubstr("division by zero"));
+  EXPECT_THAT(error("", "y = y + a + b + c + d + e + f + g + k"), HasSubstr("read before"));
+  EXPECT_THAT(error("a = y; b = y; c = y; d = y; e = y; f = y; g = y",
+                    "y = y + a + b + c + d + e + f + g + k"),
+              HasSubstr("9 terms (at most 8)"));
+  EXPECT_EQ(error("y0 = y", "y = y0 - 1/2 dt k"), "(accepted)");
+  const Integrator minus = parse_integrator({"T", 1, "test", "", {{"0", "y = -y - dt k", "1"}}});
+  EXPECT_EQ(minus.text(minus.stages[0].updates[0]), "y = - y - dt k");
+
+  saguaro::edl::EdlError e = test::error_of([] { find_integrator("RK5"); });
+  EXPECT_THAT(e.message(), HasSubstr("expected ICN, RK2, RK3 or RK4"));
+}
+
+// Adding an integrator is one table entry and its keyword in param/builtin/MoL.ccl: the two
+// lists agree, description for description.
+TEST(Integrators, MoLKeywordsAreTheTable) {
+  const saguaro::param::Registry r = saguaro::param::Registry::with_builtin_components();
+  const saguaro::param::Declaration* decl = r.find("MoL", "ODE_Method");
+  ASSERT_NE(decl, nullptr);
+  ASSERT_EQ(decl->ranges.size(), integrators().size());
+  for (std::size_t i = 0; i < integrators().size(); ++i) {
+    EXPECT_EQ(decl->ranges[i].text, integrators()[i].name);
+    EXPECT_EQ(decl->ranges[i].description, integrators()[i].description);
+  }
+}
+
+// Carpenter & Kennedy's five-stage fourth-order 2N-storage method (NASA TM-109112, 1994):
+// one scratch register dk, each stage dk = A dk + dt k; y = y + B dk.
+Integrator low_storage_rk4() {
+  return parse_integrator(
+      {"LSRK4",
+       4,
+       "Carpenter-Kennedy 2N-storage fourth-order Runge-Kutta",
+       "",
+       {{"0", "dk = dt k; y = y + 1432997174477/9575080441755 dk",
+         "1432997174477/9575080441755"},
+        {"1432997174477/9575080441755",
+         "dk = -567301805773/1357537059087 dk + dt k; y = y + 5161836677717/13612068292357 dk",
+         "2526269341429/6820363962896"},
+        {"2526269341429/6820363962896",
+         "dk = -2404267990393/2016746695238 dk + dt k; y = y + 1720146321549/2090206949498 dk",
+         "2006345519317/3224310063776"},
+        {"2006345519317/3224310063776",
+         "dk = -3550918686646/2091501179385 dk + dt k; y = y + 3134564353537/4481467310338 dk",
+         "2802321613138/2924317926251"},
+        {"2802321613138/2924317926251",
+         "dk = -1275806237668/842570457699 dk + dt k; y = y + 2277821191437/14882151754819 dk",
+         "1"}}});
+}
+
+// The largest error at t = 1 of y' = cos(t) y (y = exp(sin t)) with `steps` steps.
+double error_at_one(const Integrator& integrator, int steps) {
+  double y = 1, f = 0;
+  MethodOfLines::System sys;
+  sys.state = {&y};
+  sys.rhs = {&f};
+  sys.points = 1;
+  sys.calc_rhs = [&](double t) { f = std::cos(t) * y; };
+  MethodOfLines mol(integrator, sys);
+  const double dt = 1.0 / steps;
+  for (int n = 0; n < steps; ++n) mol.step(n * dt, dt);
+  return std::abs(y - std::exp(std::sin(1.0)));
+}
+
+TEST(Integrators, LowStorageRungeKuttaIsOneTableEntry) {
+  const Integrator lsrk = low_storage_rk4();
+  EXPECT_THAT(lsrk.scratch, ElementsAre("dk")); // one register per variable
+  const double e1 = error_at_one(lsrk, 10), e2 = error_at_one(lsrk, 20),
+               e3 = error_at_one(lsrk, 40);
+  EXPECT_NEAR(std::log2(e1 / e2), 4.0, 0.2) << e1 << " " << e2 << " " << e3;
+  EXPECT_NEAR(std::log2(e2 / e3), 4.0, 0.2) << e1 << " " << e2 << " " << e3;
+  // Its post-steps see the stages' states at their times, the last at t + dt.
+  double y = 1, f = 0;
+  std::vector<double> post;
+  MethodOfLines::System sys;
+  sys.state = {&y};
+  sys.rhs = {&f};
+  sys.points = 1;
+  sys.calc_rhs = [&](double) { f = -y; };
+  sys.post_step = [&](double t) { post.push_back(t); };
+  MethodOfLines mol(lsrk, sys);
+  mol.step(0.0, 1.0);
+  ASSERT_EQ(post.size(), 5u);
+  EXPECT_DOUBLE_EQ(post[0], 1432997174477.0 / 9575080441755.0);
+  EXPECT_EQ(post[4], 1.0);
+}
+
+} // namespace
