@@ -170,8 +170,8 @@ struct Builder {
           in.fail("expected '+' or '-'");
       }
       if (c.terms.size() > runtime::ArraySpace::max_terms)
-        in.fail(fmt::format("{} terms (at most {})", c.terms.size(),
-                            runtime::ArraySpace::max_terms));
+        in.fail(
+            fmt::format("{} terms (at most {})", c.terms.size(), runtime::ArraySpace::max_terms));
       written[std::size_t(target)] = true;
       list.push_back(std::move(c));
     }
@@ -223,8 +223,10 @@ std::string Integrator::text(const Combination& c) const {
   for (std::size_t i = 0; i < c.terms.size(); ++i) {
     Coefficient a = c.terms[i].a;
     const bool negative = a.r.num < 0;
-    if (i > 0) out += negative ? " -" : " +";
-    else if (negative) out += " -";
+    if (i > 0)
+      out += negative ? " -" : " +";
+    else if (negative)
+      out += " -";
     a.r.num = negative ? -a.r.num : a.r.num;
     const std::string coefficient = a == Coefficient{} ? "" : a.text() + " ";
     out += " " + coefficient + register_name(c.terms[i].x);

@@ -64,17 +64,17 @@ struct Combination {
 };
 
 struct Stage {
-  Rational rhs_time;                 // k = f(t + rhs_time dt, y)
-  std::vector<Combination> updates;  // then these
-  Rational state_time;               // the time of y after them (the post-step's)
+  Rational rhs_time;                // k = f(t + rhs_time dt, y)
+  std::vector<Combination> updates; // then these
+  Rational state_time;              // the time of y after them (the post-step's)
 };
 
 struct Integrator {
-  std::string name;                  // MoL::ODE_Method's keyword
-  int order = 0;                     // of accuracy
-  std::string description;           // as in param/builtin/MoL.ccl
-  std::vector<std::string> scratch;  // register names from kFirstScratchRegister on
-  std::vector<Combination> start;    // before the first stage (y0 = y)
+  std::string name;                 // MoL::ODE_Method's keyword
+  int order = 0;                    // of accuracy
+  std::string description;          // as in param/builtin/MoL.ccl
+  std::vector<std::string> scratch; // register names from kFirstScratchRegister on
+  std::vector<Combination> start;   // before the first stage (y0 = y)
   std::vector<Stage> stages;
   // "y0", "k", ... for register r.
   std::string register_name(int r) const;
@@ -103,7 +103,7 @@ Integrator parse_integrator(const IntegratorText& text);
 
 // The table: ICN, RK2, RK3, RK4.
 const std::vector<Integrator>& integrators();
-// By MoL::ODE_Method's keyword, ignoring case; throws edl::EdlError (with "did you mean").
+// By MoL::ODE_Method's keyword, ignoring case; throws support::InputError (with "did you mean").
 const Integrator& find_integrator(const std::string& name);
 
 } // namespace saguaro::schedule

@@ -199,24 +199,7 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
   norm_vars_ = resolve_output_vars("IOScalar", "out_vars");
   hdf5_vars_ = resolve_output_vars("IOHDF5", "out_vars");
 
-  // Time integration.
-  schedule::MethodOfLines::System system;
-  for (std::size_t v = 0; v < evolved_.size(); ++v) {
-    system.state.push_back(fields_->data(evolved_[v]));
-    system.rhs.push_back(fields_->data(rhs_[v]));
-  }
-  system.points = decomposition_->patch().points();
-  system.space = &space;
-  system.calc_rhs = [this](double t) {
-    time_ = t;
-    executor_->run("MoL_CalcRHS");
-  };
-  system.post_step = [this](double t) {
-    time_ = t;
-    executor_->run("MoL_PostStep");
-  };
-  mol_ = std::make_unique<schedule::MethodOfLines>(
-      schedule::ode_method_from_string(reg.get_keyword("MoL", "ODE_Method")), std::move(system));
+  plan_step(); // time integration
 
   parameters_ = parameter_values(); // fixed for the run: nothing is steerable yet
   executor_ = std::make_unique<schedule::Executor>(setup_.schedule, timers_);
@@ -290,23 +273,23 @@ void Simulation::bind_schedule() {
               : reg.get_real("Time", "dtfac") * std::min({h[0], h[1], h[2]});
   });
   ex.bind("MoL_Evolution", [this] {
-    double t0 = time_;
-    mol_->step(t0, dt_);
+    const double t0 = time_;
+    const schedule::StepPlan& plan = step_->plan();
+    if (!plan.entry_pending) ensure_ghosts();
+    ghosts_pending_ = boundary_pending_ = false; // else the plan's first operations do it
+    step_->step(t0, dt_, [this](const schedule::StepOp& op, double t) { run_step_op(op, t); });
+    ghosts_pending_ = plan.exit_pending;
+    boundary_pending_ = plan.exit_boundary_pending;
     time_ = t0 + dt_;
   });
   ex.bind("MoL_PostStepInitial", [this] { executor_->run("MoL_PostStep"); });
+  // Outside the step (initial data, a recovered state) these run where they are scheduled;
+  // inside it the step plan places the exchange and the boundaries.
   ex.bind("Driver_SyncEvolved", [this] {
-    if (exchange_overlap_)
-      ghosts_stale_ = true; // exchanged by the next calculation to read them
-    else
-      exchange_state(nullptr);
+    exchange_begin();
+    exchange_finish();
   });
-  ex.bind("Boundary_ApplyOuter", [this] {
-    if (ghosts_stale_)
-      flat_pending_ = true; // after the exchange: edges read its ghosts
-    else
-      boundary_state();
-  });
+  ex.bind("Boundary_ApplyOuter", [this] { boundary_state(); });
   ex.bind("Boundary_RHS", [this] { boundary_rhs(); });
   ex.bind("IOScalar_OutputNorms", [this] { output_norms(); });
   ex.bind("IOHDF5_Output", [this] { output_hdf5(); });
@@ -351,6 +334,11 @@ void Simulation::run() {
     if (const std::string summary = backend_->compile_summary(); !summary.empty())
       log_ << "  " << summary << "\n";
     for (const std::string& line : plan_.log) log_ << "  " << line << "\n";
+    std::istringstream plan(step_->plan().text()); // its first line; every operation if verbose
+    for (std::string line; std::getline(plan, line) && (!line.empty());) {
+      log_ << "  " << line << "\n";
+      if (!reg.get_bool("Saguaro", "verbose")) break;
+    }
     if (prediction_log_ && device_ && device_->kind == "cpu")
       log_ << fmt::format("  prediction log: roofline of {}, {}: {:.1f} GB/s DRAM (triad), {:.1f} "
                           "GFLOP/s FP64, {:g} core{}\n",

@@ -88,11 +88,15 @@ private:
   void run_calculation(const CalcBinding& binding);
   runtime::KernelArgs kernel_args(const CalcBinding& binding) const;
   void run_region(const CalcBinding& binding, const calc::Region& region, const std::string& part);
-  // The evolved variables' ghost exchange (and the outer boundary conditions it deferred);
-  // with `overlap`, that calculation's interior runs while the messages are in flight and
-  // its boundary shell after them.
-  void exchange_state(const CalcBinding* overlap);
-  void ensure_ghosts(); // exchange_state(nullptr) when the evolved ghosts are out of date
+  // The step plan (schedule/step_plan.hpp), built once from MoL::ODE_Method's integrator and
+  // the functions of MoL_CalcRHS and MoL_PostStep; MoL_Evolution runs it, run_step_op
+  // carries out its operations other than the combinations (simulation_step.cpp).
+  void plan_step();
+  void run_step_op(const schedule::StepOp& op, double time);
+  // The evolved variables' ghost exchange in two halves, placed by the plan.
+  void exchange_begin();
+  void exchange_finish();
+  void ensure_ghosts(); // between steps: the exchange (and boundaries) a step left pending
   void begin_step_breakdown();
   void end_step_breakdown(double step_seconds);
   void write_step_breakdown();
@@ -139,12 +143,12 @@ private:
   std::vector<double> parameters_; // the EDL thorn's parameter values, kernel order
   std::array<std::array<grid::BoundaryKind, 2>, 3> boundary_{};
 
-  // The ghost exchange of the evolved variables. With exchange_overlap_, Driver_SyncEvolved
-  // only marks the ghosts out of date (and Boundary_ApplyOuter defers the flat boundaries):
-  // the first calculation that needs them exchanges, overlapping its interior when it is
-  // split (plan_ says which are).
+  // The ghost exchange of the evolved variables. With exchange_overlap_ (a split right-hand
+  // side), the step plan begins each exchange where its ghosts are first read and leaves the
+  // last one to the next step: ghosts_pending_ (and boundary_pending_, the flat boundaries
+  // behind it) until then, for whatever reads ghosts between steps.
   bool exchange_overlap_ = false;
-  bool ghosts_stale_ = false, flat_pending_ = false;
+  bool ghosts_pending_ = false, boundary_pending_ = false;
   // Per step: timing marks (ArraySpace::mark) of each exchange and of right-hand sides run
   // whole; per iteration the breakdown {step, interior, boundary, exchange, idle} seconds.
   struct ExchangeMarks {
@@ -152,6 +156,8 @@ private:
     int started = -1, finished = -1;                                   // exchange queue
   };
   bool timing_step_ = false;
+  bool interior_in_flight_ = false; // a split interior ran since the exchange began
+  bool joining_ = false;            // only boundaries ran since the exchange finished
   std::vector<ExchangeMarks> step_exchanges_;
   std::vector<std::array<int, 2>> step_whole_rhs_;
   std::vector<std::array<double, 5>> breakdown_;
@@ -159,7 +165,14 @@ private:
 
   schedule::Timers timers_;
   std::unique_ptr<schedule::Executor> executor_;
-  std::unique_ptr<schedule::MethodOfLines> mol_;
+  // The step plan's runner (its scratch lives in the backend's space) and, per function of
+  // the plan, its scheduled item and, for a calculation, its binding.
+  struct StepTarget {
+    const schedule::ScheduleItem* item = nullptr;
+    const CalcBinding* binding = nullptr;
+  };
+  std::unique_ptr<schedule::StepRunner> step_;
+  std::vector<StepTarget> step_targets_;
 
   int iteration_ = 0;
   std::vector<double> step_seconds_;

@@ -31,7 +31,7 @@ struct Simulation::CalcBinding {
   bool pointwise = false;       // reads nothing at a nonzero offset: runs on every point
   bool rhs = false;             // in MoL_CalcRHS: its outputs need no ghost exchange
   std::vector<int> outputs;     // GridFunctions indices of the last stage's stores
-  // A right-hand side split around the evolved variables' ghost exchange (decide_launches):
+  // A right-hand side split around the evolved variables' ghost exchange (the run plan's launches):
   // its interior overlaps the messages, its boundary shell follows them.
   bool split = false;
   calc::RegionSplit regions;

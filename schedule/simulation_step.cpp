@@ -1,10 +1,12 @@
-// What a time step is made of: calculations launched over their regions, the evolved
-// variables' ghost exchange, the outer boundary conditions.
+// What a time step is made of: the step plan and its operations, calculations launched over
+// their regions, the evolved variables' ghost exchange, the outer boundary conditions.
 
 #include "schedule/simulation.hpp"
 #include "schedule/simulation_internal.hpp"
+#include "support/text.hpp"
 
 #include <algorithm>
+#include <functional>
 
 namespace saguaro::host {
 
@@ -54,18 +56,12 @@ void Simulation::run_region(const CalcBinding& b, const calc::Region& region,
 // Runs one calculation over its region: pointwise calculations on every allocated point (so
 // initial data is defined on the outer boundary too), boundary calculations on the outer
 // layers, the rest on the owned points. Outputs that later stencils or output read are
-// exchanged. A calculation that reads ghosts while the evolved variables' are out of date
-// exchanges them first (overlapping its interior when it is split).
+// exchanged. Between steps, a calculation that reads ghosts finishes the exchange the last
+// step left pending; inside a step the plan has placed it.
 void Simulation::run_calculation(const CalcBinding& b) {
   const grid::Patch& patch = decomposition_->patch();
   const int g = ghost_;
-  if (!b.pointwise && ghosts_stale_) {
-    if (b.split) {
-      exchange_state(&b);
-      return; // a right-hand side: nothing of its own to exchange
-    }
-    ensure_ghosts();
-  }
+  if (!b.pointwise) ensure_ghosts();
   runtime::KernelArgs args = kernel_args(b);
   grid::Index3 n = patch.size();
   if (b.calc->on_boundary) {
@@ -99,38 +95,148 @@ void Simulation::run_calculation(const CalcBinding& b) {
   }
 }
 
-void Simulation::exchange_state(const CalcBinding* overlap) {
+// The step plan: MoL::ODE_Method's integrator over the functions of MoL_CalcRHS and
+// MoL_PostStep (groups in them expanded) in schedule order. What the plan needs to know of
+// each: the exchange and the boundaries on the state by their names, whether a function
+// reads the evolved variables' ghosts (a stencil; Boundary_RHS, whose radiative condition
+// differences along the faces) and whether a right-hand side is split around the exchange.
+void Simulation::plan_step() {
+  using Role = schedule::StepFunction::Role;
+  std::vector<schedule::StepFunction> functions[2];
+  std::vector<StepTarget> targets[2];
+  std::function<void(const std::string&, int)> collect = [&](const std::string& group, int part) {
+    for (const schedule::ScheduleItem* item : setup_.schedule.ordered(group)) {
+      if (item->is_group) {
+        collect(item->name, part);
+        continue;
+      }
+      schedule::StepFunction f{item->name};
+      StepTarget target{item, nullptr};
+      const std::string name = support::lower(item->name);
+      if (name == "driver_syncevolved") f.role = Role::sync_evolved;
+      if (name == "boundary_applyouter") f.role = Role::boundary_state;
+      if (name == "boundary_rhs") f.reads_ghosts = true;
+      for (const auto& b : bindings_)
+        if (support::lower(b->calc->name) == name) {
+          target.binding = b.get();
+          f.reads_ghosts = !b->pointwise;
+          f.split = b->split;
+        }
+      functions[part].push_back(f);
+      targets[part].push_back(target);
+    }
+  };
+  collect("MoL_CalcRHS", 0);
+  collect("MoL_PostStep", 1);
+  const schedule::Integrator& integrator =
+      schedule::find_integrator(setup_.registry.get_keyword("MoL", "ODE_Method"));
+  step_targets_ = targets[0];
+  step_targets_.insert(step_targets_.end(), targets[1].begin(), targets[1].end());
+  std::vector<double*> state, rhs;
+  for (std::size_t v = 0; v < evolved_.size(); ++v) {
+    state.push_back(fields_->data(evolved_[v]));
+    rhs.push_back(fields_->data(rhs_[v]));
+  }
+  step_ = std::make_unique<schedule::StepRunner>(
+      schedule::build_step_plan(integrator, functions[0], functions[1], exchange_overlap_), state,
+      rhs, decomposition_->patch().points(), fields_->space());
+}
+
+// One operation of the step plan, booked to its scheduled function's timer (a split
+// launch's shell and an exchange's end as parts of the call their start counted), with the
+// step breakdown's timing marks.
+void Simulation::run_step_op(const schedule::StepOp& op, double time) {
+  using Kind = schedule::StepOp::Kind;
+  time_ = time;
+  if (op.kind == Kind::combine) return; // the StepRunner's
+  const StepTarget& target = step_targets_.at(std::size_t(op.function));
+  const CalcBinding* b = target.binding;
+  schedule::Executor& ex = *executor_;
+  runtime::ArraySpace& space = fields_->space();
+  const bool timed = timing_step_ && !step_exchanges_.empty();
+  switch (op.kind) {
+  case Kind::combine: return;
+  case Kind::call:
+    joining_ = false;
+    ex.run_as(*target.item, ex.bound(*target.item));
+    return;
+  case Kind::interior:
+    joining_ = false;
+    ex.run_as(*target.item, [&] {
+      run_region(*b, b->regions.interior, "interior");
+      interior_in_flight_ = true;
+    });
+    return;
+  case Kind::shell:
+    joining_ = false;
+    ex.run_as(
+        *target.item,
+        [&] {
+          for (const calc::Region& box : b->regions.shell) run_region(*b, box, "boundary shell");
+          if (timed)
+            step_exchanges_.back().shell_done = space.mark(runtime::ArraySpace::Queue::compute);
+        },
+        0);
+    return;
+  case Kind::exchange_begin: ex.run_as(*target.item, [this] { exchange_begin(); }); return;
+  case Kind::exchange_finish:
+    ex.run_as(
+        *target.item, [this] { exchange_finish(); }, 0);
+    return;
+  case Kind::boundary_state:
+    ex.run_as(*target.item, [&] {
+      boundary_state();
+      // The flat boundaries the exchange held back belong to it (as the compute queue's wait).
+      if (timed && joining_) {
+        ExchangeMarks& m = step_exchanges_.back();
+        m.joined = m.shell_done = space.mark(runtime::ArraySpace::Queue::compute);
+      }
+    });
+    return;
+  }
+}
+
+void Simulation::exchange_begin() {
   using Queue = runtime::ArraySpace::Queue;
   runtime::ArraySpace& space = fields_->space();
   std::vector<double*> state;
   for (int e : evolved_) state.push_back(fields_->data(e));
   ExchangeMarks m;
-  const bool timed = timing_step_;
-  if (timed) m.before = space.mark(Queue::compute);
-  decomposition_->begin_sync(state, space, timed);
-  if (overlap) run_region(*overlap, overlap->regions.interior, "interior");
-  if (timed) m.interior_done = overlap ? space.mark(Queue::compute) : m.before;
+  if (timing_step_) m.before = space.mark(Queue::compute);
+  decomposition_->begin_sync(state, space, timing_step_);
+  if (timing_step_) step_exchanges_.push_back(m);
+  interior_in_flight_ = false;
+}
+
+void Simulation::exchange_finish() {
+  using Queue = runtime::ArraySpace::Queue;
+  runtime::ArraySpace& space = fields_->space();
+  ExchangeMarks* m = timing_step_ && !step_exchanges_.empty() ? &step_exchanges_.back() : nullptr;
+  if (m) m->interior_done = interior_in_flight_ ? space.mark(Queue::compute) : m->before;
   decomposition_->finish_sync();
-  ghosts_stale_ = false;
-  if (flat_pending_) {
-    flat_pending_ = false;
-    boundary_state();
-  }
-  if (timed) m.joined = space.mark(Queue::compute);
-  if (overlap)
-    for (const calc::Region& box : overlap->regions.shell)
-      run_region(*overlap, box, "boundary shell");
-  if (timed) {
-    m.shell_done = overlap ? space.mark(Queue::compute) : m.joined;
+  interior_in_flight_ = false;
+  joining_ = true;
+  if (m) {
+    m->joined = m->shell_done = space.mark(Queue::compute);
     const grid::Decomposition::Marks x = decomposition_->last_marks();
-    m.started = x.started;
-    m.finished = x.finished;
-    step_exchanges_.push_back(m);
+    m->started = x.started;
+    m->finished = x.finished;
   }
 }
 
 void Simulation::ensure_ghosts() {
-  if (ghosts_stale_) exchange_state(nullptr);
+  if (!ghosts_pending_) return;
+  ghosts_pending_ = false;
+  exchange_begin();
+  exchange_finish();
+  if (boundary_pending_) {
+    boundary_pending_ = false;
+    boundary_state();
+    if (timing_step_ && !step_exchanges_.empty()) {
+      ExchangeMarks& m = step_exchanges_.back();
+      m.joined = m.shell_done = fields_->space().mark(runtime::ArraySpace::Queue::compute);
+    }
+  }
 }
 
 // A copy of the patch whose outer faces are only those with boundary condition `kind`, so

@@ -126,6 +126,7 @@ StepPlan build_step_plan(const Integrator& integrator, const std::vector<StepFun
   dry.walk(calc_rhs.size());
   Placer place(plan, sync, dry.pending, dry.boundary_pending, dry.boundary);
   plan.ops.clear();
+  plan.entry_pending = dry.pending;
   place.walk(calc_rhs.size());
   plan.exit_pending = place.pending;
   plan.exit_boundary_pending = place.boundary_pending;
@@ -150,8 +151,7 @@ std::string StepPlan::text() const {
   std::string out = fmt::format("step plan: {}, {} stage{}, scratch {}{}\n", integrator.name,
                                 integrator.stages.size(), integrator.stages.size() == 1 ? "" : "s",
                                 integrator.scratch.size(),
-                                deferred_exchange ? "; exchange deferred to its first reader"
-                                                  : "");
+                                deferred_exchange ? "; exchange deferred to its first reader" : "");
   for (const StepOp& op : ops)
     out += fmt::format("  {} {:<12} {}\n", op.stage, time_text(op.time), describe(op));
   if (exit_pending) out += "  (the last exchange is left to the next step)\n";
@@ -166,8 +166,8 @@ StepRunner::StepRunner(StepPlan plan, std::vector<double*> state, std::vector<do
                        std::size_t points, runtime::ArraySpace& space)
     : plan_(std::move(plan)), space_(space), points_(points) {
   if (state.size() != rhs.size())
-    throw std::invalid_argument(fmt::format("step: {} state arrays but {} right-hand sides",
-                                            state.size(), rhs.size()));
+    throw std::invalid_argument(
+        fmt::format("step: {} state arrays but {} right-hand sides", state.size(), rhs.size()));
   registers_.push_back(std::move(state));
   registers_.push_back(std::move(rhs));
   const std::size_t variables = registers_[0].size();
@@ -198,8 +198,7 @@ void StepRunner::combine(const Combination& c, double dt) {
   }
 }
 
-void StepRunner::step(double t, double dt,
-                      const std::function<void(const StepOp&, double)>& act) {
+void StepRunner::step(double t, double dt, const std::function<void(const StepOp&, double)>& act) {
   for (const StepOp& op : plan_.ops) {
     if (op.kind == StepOp::Kind::combine)
       combine(op.combination, dt);

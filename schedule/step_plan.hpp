@@ -52,9 +52,9 @@ struct StepOp {
     boundary_state,  // functions[function] (boundary_state) on the new ghosts
   };
   Kind kind = Kind::call;
-  int stage = 0;         // 0: before the first stage; 1..stages
-  Rational time;         // the state it acts on is at t + time dt
-  int function = -1;     // index into StepPlan::functions (not for combine)
+  int stage = 0;           // 0: before the first stage; 1..stages
+  Rational time;           // the state it acts on is at t + time dt
+  int function = -1;       // index into StepPlan::functions (not for combine)
   Combination combination; // combine
 };
 
@@ -63,6 +63,8 @@ struct StepPlan {
   std::vector<StepFunction> functions; // MoL_CalcRHS's, then MoL_PostStep's, in order
   std::vector<StepOp> ops;
   bool deferred_exchange = false; // exchanges begin where their ghosts are first read
+  // The step begins by finishing the exchange (and boundaries) the previous one left.
+  bool entry_pending = false;
   // The step ends with the evolved variables' exchange (and the boundaries that follow it)
   // not yet done; the plan begins by doing it.
   bool exit_pending = false;

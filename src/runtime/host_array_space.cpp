@@ -17,14 +17,6 @@
 #include <string>
 #include <utility>
 
-// The update loops are plain, dependence-free and vectorizable; with OpenMP they are also
-// shared among threads when the arrays are large enough to pay for it.
-#if defined(_OPENMP)
-#define SAGUARO_MOL_LOOP _Pragma("omp parallel for simd schedule(static) if (n > 32768)")
-#else
-#define SAGUARO_MOL_LOOP
-#endif
-
 namespace saguaro::runtime {
 
 std::size_t ArrayBox::volume() const {
@@ -94,27 +86,41 @@ using Index = std::ptrdiff_t;
 // ---------------------------------------------------------------------------------------------
 // The method of lines' linear combination (see ArraySpace::linear_combination)
 
-// y = sum_m a_m x_m, m < M, added in order. No __restrict: y may be one of the x_m, which is
-// safe here (and under `simd`) because point i reads every x_m[i] before it writes y[i].
+// y = sum_m a_m x_m over [from, to), m < M, added in order. No __restrict: y may be one of
+// the x_m, which is safe here (and under `simd`) because point i reads every x_m[i] before
+// it writes y[i]. The coefficients and pointers come by value, so that they stay in registers.
 template <std::size_t M>
-void combine_loop(double* y, const ArraySpace::Term* terms, Index n) {
+void combine_range(double* y, std::array<double, M> a, std::array<const double*, M> x, Index from,
+                   Index to) {
   if constexpr (M == 0) {
-    SAGUARO_MOL_LOOP
-    for (Index i = 0; i < n; ++i) y[i] = 0.0;
+    std::fill(y + from, y + to, 0.0);
   } else {
-    double a[M];
-    const double* x[M];
-    for (std::size_t m = 0; m < M; ++m) {
-      a[m] = terms[m].a;
-      x[m] = terms[m].x;
-    }
-    SAGUARO_MOL_LOOP
-    for (Index i = 0; i < n; ++i) {
+#if defined(_OPENMP)
+#pragma omp simd
+#endif
+    for (Index i = from; i < to; ++i) {
       double s = a[0] * x[0][i];
       for (std::size_t m = 1; m < M; ++m) s += a[m] * x[m][i];
       y[i] = s;
     }
   }
+}
+
+// The whole array in chunks, shared among threads when it is large enough to pay for it.
+template <std::size_t M>
+void combine_loop(double* y, const ArraySpace::Term* terms, Index n) {
+  std::array<double, M> a{};
+  std::array<const double*, M> x{};
+  for (std::size_t m = 0; m < M; ++m) {
+    a[m] = terms[m].a;
+    x[m] = terms[m].x;
+  }
+  constexpr Index chunk = 8192;
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) if (n > 32768)
+#endif
+  for (Index from = 0; from < n; from += chunk)
+    combine_range<M>(y, a, x, from, std::min(n, from + chunk));
 }
 
 // The loop for each number of terms, so that the loop over terms unrolls.

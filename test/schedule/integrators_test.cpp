@@ -80,7 +80,7 @@ TEST(Integrators, TheReaderRefusesMistakes) {
   const Integrator minus = parse_integrator({"T", 1, "test", "", {{"0", "y = -y - dt k", "1"}}});
   EXPECT_EQ(minus.text(minus.stages[0].updates[0]), "y = - y - dt k");
 
-  saguaro::edl::EdlError e = test::error_of([] { find_integrator("RK5"); });
+  saguaro::support::InputError e = test::error_of([] { find_integrator("RK5"); });
   EXPECT_THAT(e.message(), HasSubstr("expected ICN, RK2, RK3 or RK4"));
 }
 
@@ -105,8 +105,7 @@ Integrator low_storage_rk4() {
        4,
        "Carpenter-Kennedy 2N-storage fourth-order Runge-Kutta",
        "",
-       {{"0", "dk = dt k; y = y + 1432997174477/9575080441755 dk",
-         "1432997174477/9575080441755"},
+       {{"0", "dk = dt k; y = y + 1432997174477/9575080441755 dk", "1432997174477/9575080441755"},
         {"1432997174477/9575080441755",
          "dk = -567301805773/1357537059087 dk + dt k; y = y + 5161836677717/13612068292357 dk",
          "2526269341429/6820363962896"},

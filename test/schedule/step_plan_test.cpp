@@ -19,13 +19,15 @@ std::vector<StepFunction> calc_rhs(bool split) {
   return {{"wave_rhs", Role::call, true, split}, {"Boundary_RHS", Role::call, true, false}};
 }
 std::vector<StepFunction> post_step() {
-  return {{"Driver_SyncEvolved", Role::sync_evolved}, {"Boundary_ApplyOuter", Role::boundary_state}};
+  return {{"Driver_SyncEvolved", Role::sync_evolved},
+          {"Boundary_ApplyOuter", Role::boundary_state}};
 }
 
 // "stage: what" per operation.
 std::vector<std::string> lines(const StepPlan& plan) {
   std::vector<std::string> out;
-  for (const StepOp& op : plan.ops) out.push_back(std::to_string(op.stage) + ": " + plan.describe(op));
+  for (const StepOp& op : plan.ops)
+    out.push_back(std::to_string(op.stage) + ": " + plan.describe(op));
   return out;
 }
 
@@ -37,7 +39,8 @@ std::vector<std::string> stage_lines(const StepPlan& plan, int stage) {
 }
 
 TEST(StepPlan, RK4WholeExchangesWhereMoLPostStepAsks) {
-  const StepPlan plan = build_step_plan(find_integrator("RK4"), calc_rhs(false), post_step(), false);
+  const StepPlan plan =
+      build_step_plan(find_integrator("RK4"), calc_rhs(false), post_step(), false);
   EXPECT_FALSE(plan.deferred_exchange);
   EXPECT_FALSE(plan.exit_pending);
   EXPECT_THAT(stage_lines(plan, 0), ElementsAre("y0 = y"));
@@ -133,7 +136,8 @@ TEST(StepPlan, SyncAmongTheRightHandSidesIsRefused) {
 // handed over with its state's time.
 TEST(StepRunner, RunsTheCombinationsAndHandsOverTheRest) {
   std::vector<double> y = {1.0, 2.0}, k = {0.0, 0.0};
-  const StepPlan plan = build_step_plan(find_integrator("RK4"), calc_rhs(false), post_step(), false);
+  const StepPlan plan =
+      build_step_plan(find_integrator("RK4"), calc_rhs(false), post_step(), false);
   StepRunner runner(plan, {y.data()}, {k.data()}, 2, saguaro::runtime::host_space());
   std::vector<std::string> seen;
   runner.step(1.0, 0.5, [&](const StepOp& op, double time) {
