@@ -276,7 +276,11 @@ void Simulation::bind_schedule() {
     const double t0 = time_;
     const schedule::StepPlan& plan = step_->plan();
     if (!plan.entry_pending) ensure_ghosts();
-    ghosts_pending_ = boundary_pending_ = false; // else the plan's first operations do it
+    // What the last step left pending the plan's first (`carried`) operations finish, unless
+    // something between the steps did (the initial data's exchange, an analysis stencil).
+    step_carries_ = ghosts_pending_;
+    exchange_skipped_ = false;
+    ghosts_pending_ = boundary_pending_ = false;
     step_->step(t0, dt_, [this](const schedule::StepOp& op, double t) { run_step_op(op, t); });
     ghosts_pending_ = plan.exit_pending;
     boundary_pending_ = plan.exit_boundary_pending;

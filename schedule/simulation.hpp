@@ -157,6 +157,8 @@ private:
   };
   bool timing_step_ = false;
   bool interior_in_flight_ = false; // a split interior ran since the exchange began
+  bool step_carries_ = true;        // the plan's `carried` operations run this step
+  bool exchange_skipped_ = false;   // the carried exchange was done between the steps
   bool joining_ = false;            // only boundaries ran since the exchange finished
   std::vector<ExchangeMarks> step_exchanges_;
   std::vector<std::array<int, 2>> step_whole_rhs_;

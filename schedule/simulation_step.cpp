@@ -149,6 +149,10 @@ void Simulation::run_step_op(const schedule::StepOp& op, double time) {
   using Kind = schedule::StepOp::Kind;
   time_ = time;
   if (op.kind == Kind::combine) return; // the StepRunner's
+  if (op.carried && !step_carries_) {   // done between the steps already
+    exchange_skipped_ = exchange_skipped_ || op.kind == Kind::exchange_begin;
+    return;
+  }
   const StepTarget& target = step_targets_.at(std::size_t(op.function));
   const CalcBinding* b = target.binding;
   schedule::Executor& ex = *executor_;
@@ -161,24 +165,32 @@ void Simulation::run_step_op(const schedule::StepOp& op, double time) {
     ex.run_as(*target.item, ex.bound(*target.item));
     return;
   case Kind::interior:
+  case Kind::shell: {
     joining_ = false;
-    ex.run_as(*target.item, [&] {
-      run_region(*b, b->regions.interior, "interior");
-      interior_in_flight_ = true;
-    });
-    return;
-  case Kind::shell:
-    joining_ = false;
+    const bool interior = op.kind == Kind::interior;
+    // Around an exchange done between the steps, the parts are timed as a whole launch.
+    const bool whole = timing_step_ && exchange_skipped_;
     ex.run_as(
         *target.item,
         [&] {
-          for (const calc::Region& box : b->regions.shell) run_region(*b, box, "boundary shell");
-          if (timed)
+          const int before = whole ? space.mark(runtime::ArraySpace::Queue::compute) : -1;
+          if (interior)
+            run_region(*b, b->regions.interior, "interior");
+          else
+            for (const calc::Region& box : b->regions.shell) run_region(*b, box, "boundary shell");
+          if (whole)
+            step_whole_rhs_.push_back({before, space.mark(runtime::ArraySpace::Queue::compute)});
+          else if (timed && !interior)
             step_exchanges_.back().shell_done = space.mark(runtime::ArraySpace::Queue::compute);
+          interior_in_flight_ = interior && !exchange_skipped_;
         },
-        0);
+        interior ? 1 : 0);
     return;
-  case Kind::exchange_begin: ex.run_as(*target.item, [this] { exchange_begin(); }); return;
+  }
+  case Kind::exchange_begin:
+    exchange_skipped_ = false;
+    ex.run_as(*target.item, [this] { exchange_begin(); });
+    return;
   case Kind::exchange_finish:
     ex.run_as(
         *target.item, [this] { exchange_finish(); }, 0);

@@ -18,35 +18,39 @@ struct Placer {
   Placer(StepPlan& p, int sync_function, bool pending_at_start, bool boundary_pending_at_start,
          int boundary_function)
       : plan(p), sync(sync_function), pending(pending_at_start),
-        boundary_pending(boundary_pending_at_start), boundary(boundary_function) {}
+        boundary_pending(boundary_pending_at_start), boundary(boundary_function),
+        carried(pending_at_start) {}
 
   StepPlan& plan;
   int sync; // the sync_evolved function, if any
   bool pending, boundary_pending;
   int boundary; // the boundary_state function deferred behind the exchange
+  bool carried; // what is pending was left by the previous step
   int stage = 0;
   Rational time;
 
-  void emit(StepOp::Kind kind, int function) {
+  void emit(StepOp::Kind kind, int function, bool carried_over = false) {
     StepOp op;
     op.kind = kind;
     op.stage = stage;
     op.time = time;
     op.function = function;
+    op.carried = carried_over;
     plan.ops.push_back(std::move(op));
   }
   // The pending exchange, around `f`'s interior when it is split; then the boundaries it held
   // back. Returns whether `f` ran (as interior and shell).
   bool finish_exchange(int f) {
     const bool split = f >= 0 && plan.functions[std::size_t(f)].split;
-    emit(StepOp::Kind::exchange_begin, sync);
+    emit(StepOp::Kind::exchange_begin, sync, carried);
     if (split) emit(StepOp::Kind::interior, f);
-    emit(StepOp::Kind::exchange_finish, sync);
+    emit(StepOp::Kind::exchange_finish, sync, carried);
     pending = false;
     if (boundary_pending) {
-      emit(StepOp::Kind::boundary_state, boundary);
+      emit(StepOp::Kind::boundary_state, boundary, carried);
       boundary_pending = false;
     }
+    carried = false;
     if (split) emit(StepOp::Kind::shell, f);
     return split;
   }
@@ -56,6 +60,7 @@ struct Placer {
     case StepFunction::Role::sync_evolved:
       if (plan.deferred_exchange) {
         pending = true;
+        carried = false;
       } else {
         emit(StepOp::Kind::exchange_begin, f);
         emit(StepOp::Kind::exchange_finish, f);
@@ -153,7 +158,8 @@ std::string StepPlan::text() const {
                                 integrator.scratch.size(),
                                 deferred_exchange ? "; exchange deferred to its first reader" : "");
   for (const StepOp& op : ops)
-    out += fmt::format("  {} {:<12} {}\n", op.stage, time_text(op.time), describe(op));
+    out += fmt::format("  {} {:<12} {}{}\n", op.stage, time_text(op.time), describe(op),
+                       op.carried ? " [unless done since the last step]" : "");
   if (exit_pending) out += "  (the last exchange is left to the next step)\n";
   return out;
 }

@@ -14,8 +14,8 @@
 //
 // A plan's start and end: with a deferred exchange, the last stage's exchange is left to the
 // next step (exit_pending), and the plan begins by finishing it; code between steps that
-// reads the ghosts finishes it itself (the driver keeps that one flag), after which the
-// plan's first exchange only repeats it (an exchange and the flat boundaries are idempotent).
+// reads the ghosts finishes it itself (the driver keeps that one flag), and then the driver
+// skips the plan's operations marked `carried`.
 #pragma once
 
 #include "runtime/array_space.hpp"
@@ -52,9 +52,12 @@ struct StepOp {
     boundary_state,  // functions[function] (boundary_state) on the new ghosts
   };
   Kind kind = Kind::call;
-  int stage = 0;           // 0: before the first stage; 1..stages
-  Rational time;           // the state it acts on is at t + time dt
-  int function = -1;       // index into StepPlan::functions (not for combine)
+  int stage = 0;     // 0: before the first stage; 1..stages
+  Rational time;     // the state it acts on is at t + time dt
+  int function = -1; // index into StepPlan::functions (not for combine)
+  // Finishes the exchange (or applies the boundaries) the previous step left pending: a
+  // driver skips it when something between the steps has done that already.
+  bool carried = false;
   Combination combination; // combine
 };
 

@@ -82,6 +82,16 @@ TEST(StepPlan, RK4SplitOverlapsTheExchangeWithTheInterior) {
               ElementsAre("exchange begins (Driver_SyncEvolved)", "wave_rhs interior",
                           "exchange finishes (Driver_SyncEvolved)", "Boundary_ApplyOuter",
                           "wave_rhs shell", "Boundary_RHS", "y = y0 + 1/6 dt acc + 1/6 dt k"));
+  // The first stage's exchange and boundaries finish what the last step left: a driver skips
+  // them when that was done between the steps; the later stages' are the step's own.
+  std::vector<std::string> carried;
+  for (const StepOp& op : plan.ops)
+    if (op.carried) carried.push_back(std::to_string(op.stage) + ": " + plan.describe(op));
+  EXPECT_THAT(carried,
+              ElementsAre("1: exchange begins (Driver_SyncEvolved)",
+                          "1: exchange finishes (Driver_SyncEvolved)", "1: Boundary_ApplyOuter"));
+  EXPECT_THAT(plan.text(), HasSubstr("  1 t            Boundary_ApplyOuter [unless done since the "
+                                     "last step]\n"));
   EXPECT_THAT(plan.text(), HasSubstr("exchange deferred to its first reader"));
   EXPECT_THAT(plan.text(), HasSubstr("(the last exchange is left to the next step)"));
 }
@@ -120,6 +130,9 @@ TEST(StepPlan, PostStepReadersFinishTheExchange) {
   post.push_back({"constraints", Role::call, true, false});
   const StepPlan plan = build_step_plan(find_integrator("RK2"), calc_rhs(true), post, true);
   EXPECT_FALSE(plan.exit_pending);
+  EXPECT_FALSE(plan.entry_pending);
+  EXPECT_TRUE(
+      std::none_of(plan.ops.begin(), plan.ops.end(), [](const StepOp& op) { return op.carried; }));
   EXPECT_THAT(stage_lines(plan, 2),
               ElementsAre("wave_rhs", "Boundary_RHS", "y = 1/2 y0 + 1/2 y + 1/2 dt k",
                           "constraints_pointwise", "exchange begins (Driver_SyncEvolved)",
