@@ -90,15 +90,15 @@ CudaArraySpace::CudaArraySpace() : driver_(Driver::get()) {
   support_ = compile(support_source(), d.info().arch(), options);
   SAGUARO_CU(d, cuModuleLoadData(&module_, support_.cubin.data()));
   const std::pair<CUfunction*, const char*> functions[] = {
-      {&combine_, "saguaro_linear_combination"},
-      {&pack_, "saguaro_pack"},
-      {&unpack_, "saguaro_unpack"},
-      {&copy_box_, "saguaro_copy_box"},
-      {&reduce_, "saguaro_reduce"},
-      {&boundary_, "saguaro_boundary"},
-      {&layout_, "saguaro_outer_faces_layout"},
+      {&pack_, "saguaro_pack"},         {&unpack_, "saguaro_unpack"},
+      {&copy_box_, "saguaro_copy_box"}, {&reduce_, "saguaro_reduce"},
+      {&boundary_, "saguaro_boundary"}, {&layout_, "saguaro_outer_faces_layout"},
   };
   for (const auto& [fn, name] : functions) SAGUARO_CU(d, cuModuleGetFunction(fn, module_, name));
+  for (std::size_t m = 0; m < combine_.size(); ++m) {
+    const std::string name = "saguaro_linear_combination_" + std::to_string(m + 1);
+    SAGUARO_CU(d, cuModuleGetFunction(&combine_[m], module_, name.c_str()));
+  }
   max_blocks_ = unsigned(std::max(1, d.info().multiprocessors)) * 16;
   // The exchange queue at the highest priority: its pack and unpack blocks go ahead of the
   // waiting blocks of an interior kernel that fills the GPU.
@@ -192,15 +192,20 @@ void CudaArraySpace::linear_combination(double* y, std::span<const Term> terms, 
     throw std::invalid_argument("cuda array space: a linear combination of " +
                                 std::to_string(terms.size()) + " terms (at most " +
                                 std::to_string(max_terms) + ")");
+  if (n == 0) return;
+  Driver& d = Driver::get();
+  if (terms.empty()) { // no terms: zeros
+    SAGUARO_CU(d, cuMemsetD8Async(device(y), 0, sizeof(double) * n, d.stream()));
+    return;
+  }
   SupportTerms table{};
   for (std::size_t m = 0; m < terms.size(); ++m) {
     table.a[m] = terms[m].a;
     table.x[m] = terms[m].x;
   }
-  int count = int(terms.size());
   long long points = static_cast<long long>(n);
-  void* params[] = {&y, &table, &count, &points};
-  launch_1d(combine_, n, params);
+  void* params[] = {&y, &table, &points};
+  launch_1d(combine_[terms.size() - 1], n, params);
 }
 
 void CudaArraySpace::pack_kernels(const std::vector<const double*>& fields, const ArrayBox& box,

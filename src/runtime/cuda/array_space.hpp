@@ -8,6 +8,7 @@
 #include "runtime/cuda/driver.hpp"
 
 #include <cstddef>
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -92,8 +93,10 @@ private:
   Driver& driver_;
   CompiledModule support_;
   CUmodule module_ = nullptr;
-  CUfunction combine_ = nullptr, pack_ = nullptr, unpack_ = nullptr, copy_box_ = nullptr,
-             reduce_ = nullptr, boundary_ = nullptr, layout_ = nullptr;
+  // combine_[m - 1]: the linear combination of m terms (one kernel per count, support.cu).
+  std::array<CUfunction, ArraySpace::max_terms> combine_{};
+  CUfunction pack_ = nullptr, unpack_ = nullptr, copy_box_ = nullptr, reduce_ = nullptr,
+             boundary_ = nullptr, layout_ = nullptr;
   unsigned max_blocks_ = 1; // grid-stride launches: at most this many blocks
   CUdeviceptr staging_ = 0;
   std::size_t staging_bytes_ = 0;

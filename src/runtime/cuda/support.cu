@@ -21,16 +21,36 @@ struct SaguaroTerms {
   const double* x[SAGUARO_COMBINE_TERMS];
 };
 
-// y = sum_m a[m] x[m], m < count, added in order as the host loop does (no count: zeros). No
-// __restrict__: y may be one of the x[m] (point i reads every x[m][i] before it writes y[i]).
-extern "C" __global__ void saguaro_linear_combination(double* y, SaguaroTerms t, int count,
-                                                      saguaro_index n) {
+// y = sum_m a[m] x[m], m < COUNT, added in order as the host loop does. One kernel per count:
+// the unrolled loop indexes the terms with constants (a runtime index would copy them to local
+// memory) and issues every load of a point at once. No __restrict__: y may be one of the x[m]
+// (point i reads every x[m][i] before it writes y[i]).
+template <int COUNT>
+__device__ void saguaro_combine(double* y, const SaguaroTerms& t, saguaro_index n) {
   SAGUARO_GRID_STRIDE(i, n) {
-    double s = count > 0 ? t.a[0] * t.x[0][i] : 0.0;
-    for (int m = 1; m < count; ++m) s += t.a[m] * t.x[m][i];
+    double x[COUNT];
+#pragma unroll
+    for (int m = 0; m < COUNT; ++m) x[m] = t.x[m][i];
+    double s = t.a[0] * x[0];
+#pragma unroll
+    for (int m = 1; m < COUNT; ++m) s += t.a[m] * x[m];
     y[i] = s;
   }
 }
+
+#define SAGUARO_COMBINE_KERNEL(COUNT)                                                              \
+  extern "C" __global__ void saguaro_linear_combination_##COUNT(double* y, SaguaroTerms t,         \
+                                                                saguaro_index n) {                 \
+    saguaro_combine<COUNT>(y, t, n);                                                               \
+  }
+SAGUARO_COMBINE_KERNEL(1)
+SAGUARO_COMBINE_KERNEL(2)
+SAGUARO_COMBINE_KERNEL(3)
+SAGUARO_COMBINE_KERNEL(4)
+SAGUARO_COMBINE_KERNEL(5)
+SAGUARO_COMBINE_KERNEL(6)
+SAGUARO_COMBINE_KERNEL(7)
+SAGUARO_COMBINE_KERNEL(8)
 
 // ---- boxes: ghost-exchange staging and reductions ----------------------------------------------
 
