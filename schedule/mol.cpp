@@ -13,39 +13,6 @@
 
 namespace saguaro::schedule {
 
-namespace {
-
-const char* method_name(OdeMethod method) {
-  switch (method) {
-  case OdeMethod::ICN: return "ICN";
-  case OdeMethod::RK2: return "RK2";
-  case OdeMethod::RK3: return "RK3";
-  case OdeMethod::RK4: return "RK4";
-  }
-  return "?";
-}
-
-} // namespace
-
-OdeMethod ode_method_from_string(const std::string& word) {
-  const Integrator& integrator = find_integrator(word); // throws for unknown names
-  for (OdeMethod m : {OdeMethod::ICN, OdeMethod::RK2, OdeMethod::RK3, OdeMethod::RK4})
-    if (integrator.name == method_name(m)) return m;
-  throw std::invalid_argument(
-      fmt::format("MoL::ODE_Method '{}' has no OdeMethod: use find_integrator", word));
-}
-
-const Integrator& integrator_of(OdeMethod method) {
-  return find_integrator(method_name(method));
-}
-
-int order_of(OdeMethod method) {
-  return integrator_of(method).order;
-}
-
-MethodOfLines::MethodOfLines(OdeMethod method, System system)
-    : MethodOfLines(integrator_of(method), std::move(system)) {}
-
 MethodOfLines::MethodOfLines(const Integrator& integrator, System system)
     : sys_(std::move(system)) {
   if (!sys_.calc_rhs) throw std::invalid_argument("MethodOfLines: calc_rhs is not set");

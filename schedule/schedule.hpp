@@ -115,11 +115,7 @@ private:
 // `space` (the host's when null), which holds the scratch arrays and runs the updates. The
 // integrators are the table of integrators.hpp; a step is the plan of step_plan.hpp with one
 // right-hand-side function and one post-step function (the simulation's plan has the
-// schedule's).
-enum class OdeMethod { ICN, RK2, RK3, RK4 };
-OdeMethod ode_method_from_string(const std::string& word); // "ICN","RK2","RK3","RK4"; throws
-int order_of(OdeMethod method);                            // ICN 2, RK2 2, RK3 3, RK4 4
-const Integrator& integrator_of(OdeMethod method);         // its entry of integrators()
+// schedule's). An integrator by MoL::ODE_Method's keyword: find_integrator (integrators.hpp).
 
 class MethodOfLines {
 public:
@@ -131,7 +127,6 @@ public:
     std::function<void(double time)> post_step; // after each update of state
     runtime::ArraySpace* space = nullptr;       // where the arrays live; null: host_space()
   };
-  MethodOfLines(OdeMethod method, System system);
   MethodOfLines(const Integrator& integrator, System system);
   ~MethodOfLines();
   MethodOfLines(const MethodOfLines&) = delete;
