@@ -9,27 +9,60 @@
 
 namespace saguaro::support {
 
+namespace {
+
+// A control byte (not a tab) as the escape the quoted line shows for it.
+bool is_control(unsigned char c) {
+  return (c < 0x20 && c != '\t') || c == 0x7f;
+}
+std::string escape(unsigned char c) {
+  return fmt::format("\\x{:02x}", c);
+}
+
+} // namespace
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (is_control(static_cast<unsigned char>(c)))
+      out += escape(static_cast<unsigned char>(c));
+    else
+      out += c;
+  }
+  return out;
+}
+
 std::string render_diagnostic(const SourceLoc& loc, std::string_view severity,
-                              std::string_view message) {
+                              std::string_view raw_message) {
+  // Control bytes (a NUL above all) are shown escaped: a NUL would end what() for every reader
+  // that takes it as a C string, and the quoted line with it.
+  const std::string message = printable(raw_message);
   if (!loc.valid()) {
-    if (loc.file) return fmt::format("{}: {}: {}\n", loc.file->name(), severity, message);
+    if (loc.file)
+      return fmt::format("{}: {}: {}\n", printable(loc.file->name()), severity, message);
     if (severity == "note") return fmt::format("note: {}\n", message);
     return fmt::format("saguaro: {}: {}\n", severity, message);
   }
-  std::string out =
-      fmt::format("{}:{}:{}: {}: {}\n", loc.file->name(), loc.line, loc.column, severity, message);
+  std::string out = fmt::format("{}:{}:{}: {}: {}\n", printable(loc.file->name()), loc.line,
+                                loc.column, severity, message);
   std::string_view text = loc.file->line(loc.line);
-  // Columns count bytes. The caret line keeps tabs and gives a multi-byte UTF-8 character
-  // one space, so the caret lines up under the quoted text.
+  // Columns count bytes. The caret line keeps tabs, gives a multi-byte UTF-8 character one
+  // space and an escaped control byte the width of its escape, so the caret lines up under
+  // the quoted text.
   std::string caret;
   for (int c = 1; c < loc.column; ++c) {
     std::size_t i = static_cast<std::size_t>(c - 1);
-    if (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
-    caret += (i < text.size() && text[i] == '\t') ? '\t' : ' ';
+    const unsigned char b = i < text.size() ? static_cast<unsigned char>(text[i]) : ' ';
+    if ((b & 0xC0) == 0x80) continue;
+    if (is_control(b))
+      caret += std::string(escape(b).size(), ' ');
+    else
+      caret += b == '\t' ? '\t' : ' ';
   }
   caret += '^';
   for (int i = 1; i < loc.length; ++i) caret += '~';
-  out += fmt::format("  {}\n  {}\n", text, caret);
+  out += fmt::format("  {}\n  {}\n", printable(text), caret);
   return out;
 }
 
@@ -67,6 +100,11 @@ std::string describe_character(char c) {
 }
 
 std::string nearest_name(std::string_view name, const std::vector<std::string>& candidates) {
+  auto common_prefix = [](std::string_view a, std::string_view b) {
+    std::size_t n = 0;
+    while (n < a.size() && n < b.size() && to_lower(a[n]) == to_lower(b[n])) ++n;
+    return n;
+  };
   // Edit distance counting a swap of neighbouring letters as one edit (optimal string
   // alignment), case-insensitive: `xmni` is one typo away from `xmin`.
   auto distance = [](std::string_view a, std::string_view b) {
@@ -88,8 +126,17 @@ std::string nearest_name(std::string_view name, const std::vector<std::string>& 
   std::string best;
   std::size_t best_distance = std::max<std::size_t>(1, name.size() / 3) + 1;
   for (const std::string& candidate : candidates) {
+    // The distance is at least the difference in length: most candidates are out at once.
+    // The table costs |name| x |candidate|; past kMaxCells a suggestion is not worth it (a
+    // million-character name is not a typo).
+    constexpr std::size_t kMaxCells = std::size_t(1) << 22;
+    const std::size_t gap = name.size() > candidate.size() ? name.size() - candidate.size()
+                                                           : candidate.size() - name.size();
+    if (gap > best_distance || (name.size() + 1) * (candidate.size() + 1) > kMaxCells) continue;
     std::size_t d = distance(name, candidate);
-    if (d < best_distance) {
+    // At equal distance the one that begins like the name: `V` suggests `V2`, not `x`.
+    if (d < best_distance || (d == best_distance && !best.empty() &&
+                              common_prefix(name, candidate) > common_prefix(name, best))) {
       best_distance = d;
       best = candidate;
     }

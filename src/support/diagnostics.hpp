@@ -51,6 +51,8 @@ private:
 
 // A character as a message shows it: 'x' when printable, else "byte 0x1b".
 std::string describe_character(char c);
+// `text` with every control byte but the tab written as \xNN (diagnostics quote user input).
+std::string printable(std::string_view text);
 
 // The candidate closest to `name` by edit distance (case-insensitive), or "" when none is
 // close enough to be a plausible typo.

@@ -76,9 +76,8 @@ TEST(Cursor, NulByteIsACharacterNotTheEnd) {
   EXPECT_EQ(c.peek(), 'b');
   EXPECT_EQ(c.column(), 3);
   EXPECT_EQ(c.line_text(), std::string_view(text).substr(0, 3));
-  // The quoted line keeps the NUL; the caret line puts a space under it.
-  EXPECT_EQ(render_diagnostic(c.loc(), "error", "e"),
-            "t.txt:1:3: error: e\n  " + std::string("a\0b", 3) + "\n    ^\n");
+  // The quoted line shows the NUL escaped; the caret line puts its width of spaces under it.
+  EXPECT_EQ(render_diagnostic(c.loc(), "error", "e"), "t.txt:1:3: error: e\n  a\\x00b\n       ^\n");
 }
 
 TEST(Cursor, SinceSpanAndAStartInTheMiddle) {

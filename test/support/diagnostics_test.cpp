@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <memory>
 #include <string>
 
@@ -69,6 +71,34 @@ TEST(Diagnostics, CharactersAndNearNames) {
   EXPECT_EQ(nearest_name("zzzzzz", {"xmin"}), "");
   ASSERT_EQ(did_you_mean("cctk_itlst", {"cctk_itlast"}).size(), 1u);
   EXPECT_EQ(did_you_mean("cctk_itlst", {"cctk_itlast"})[0].message, "did you mean 'cctk_itlast'?");
+}
+
+// Issue 23, kind 5: a NUL (or another control byte) on the offending line cut the diagnostic
+// where a reader took it as a C string; now it is shown escaped and the caret still lines up.
+TEST(Diagnostics, ControlBytesAreShownEscapedAndTheCaretLinesUp) {
+  auto f = file(std::string("a\0b = 1\x1b; zz\n", 13));
+  const std::string out =
+      render_diagnostic(SourceLoc{f, 1, 11, 2}, "error", std::string("bad\0name", 8));
+  EXPECT_EQ(out, "in.par:1:11: error: bad\\x00name\n  a\\x00b = 1\\x1b; zz\n" +
+                     std::string(2 + 16, ' ') + "^~\n");
+  EXPECT_EQ(out.find('\0'), std::string::npos);
+  const InputError e(SourceLoc{f, 1, 2, 1}, "unexpected byte 0x00");
+  EXPECT_EQ(std::string(e.what()).size(), std::strlen(e.what())) << "what() is whole";
+  EXPECT_NE(std::string(e.what()).find("  a\\x00b = 1"), std::string::npos) << e.what();
+  EXPECT_EQ(printable("tab\tstays"), "tab\tstays");
+}
+
+// Issue 23, kind 6: a million-character undeclared name took seconds in the suggestion search
+// (and against a declared name as long, a table of 10^12 cells). Candidates whose length rules
+// them out, and tables past a bound, are skipped.
+TEST(Diagnostics, NearNamesOfHugeNamesCostNothing) {
+  const std::string huge(1000000, 'q');
+  std::string other = huge;
+  other[500000] = 'r'; // one edit away, but a table of 10^12 cells
+  std::vector<std::string> candidates = {"x", "V2", other};
+  for (int i = 0; i < 200; ++i) candidates.push_back("name" + std::to_string(i));
+  EXPECT_EQ(nearest_name(huge, candidates), "");
+  EXPECT_EQ(nearest_name("V", {"x", "V2"}), "V2");
 }
 
 TEST(Diagnostics, LoadNamesAMissingFile) {
