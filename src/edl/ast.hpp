@@ -53,6 +53,7 @@ struct Expr {
   std::vector<Index> indices;
   std::vector<ExprPtr> args;
   bool parenthesized = false; // written in ( ): a unit of its own for index summation
+  int height = 1; // the longest path to a leaf, counting this node (bounded by the parser)
 };
 
 // `v_i`, `g_ij`, `phi` as declared or as the left side of an equation.

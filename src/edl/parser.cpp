@@ -553,6 +553,11 @@ private:
                                                     "a component 1, 2 or 3",
                                                     ch));
             }
+            if (indices.size() == kMaxRank)
+              throw EdlError(index.loc,
+                             fmt::format("more than {} indices: a tensor of rank {} has 3^{} "
+                                         "components, more than any system needs (at most {})",
+                                         kMaxRank, kMaxRank + 1, kMaxRank + 1, kMaxRank));
             indices.push_back(std::move(index));
           }
         }
@@ -626,6 +631,18 @@ private:
     e->kind = kind;
     e->loc = std::move(loc);
     e->args = std::move(args);
+    return bounded(std::move(e));
+  }
+
+  // Every node with operands goes through here: its height is bounded, so that no input can
+  // exhaust the stack of the passes that walk the tree recursively (lowering, printing,
+  // destruction). A flat chain `x+x+...+x` is as deep as it is long.
+  static ExprPtr bounded(std::shared_ptr<Expr> e) {
+    for (const ExprPtr& a : e->args) e->height = std::max(e->height, a->height + 1);
+    if (e->height > kMaxHeight)
+      throw EdlError(e->loc, fmt::format("expression of more than {} operations in a chain or "
+                                         "nested; split it with temporaries",
+                                         kMaxHeight));
     return e;
   }
 
@@ -797,8 +814,9 @@ private:
       throw error(operand, fmt::format("expected the operand of '{}' (a grid function or a "
                                        "parenthesised expression), found {}",
                                        name.text, show(operand)));
+    NestingGuard guard(*this, operand); // `D1 D1 D1 ... u` recurses here
     e->args.push_back(parse_primary());
-    return e;
+    return bounded(std::move(e));
   }
 
   ExprPtr parse_call(const Token& name) {
@@ -828,7 +846,7 @@ private:
     }
     next();
     open_parens_.pop_back();
-    return e;
+    return bounded(std::move(e));
   }
 
   std::shared_ptr<const SourceFile> file_;
@@ -840,6 +858,9 @@ private:
   std::vector<Token> open_parens_;
   int nesting_ = 0;
   static constexpr int kMaxNesting = 256;
+  static constexpr int kMaxHeight = 10000; // see bounded()
+  // Indices per tensor: every rank expands to 3^rank components (rank 18 took 8.8 GB).
+  static constexpr std::size_t kMaxRank = 6;
   static constexpr int kMaxShift = 64;
 };
 
