@@ -16,7 +16,6 @@
 #include "support/cursor.hpp"
 
 #include <cctype>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -359,12 +358,9 @@ private:
         item.text = t->text;
         item.description = description;
         if (type == Type::String) {
-          try {
-            std::regex check(item.text, std::regex::ECMAScript);
-          } catch (const std::regex_error& e) {
-            throw error(
-                *t, fmt::format("'{}' is not a valid regular expression: {}", item.text, e.what()));
-          }
+          if (const std::string why = detail::pattern_error(item.text); !why.empty())
+            throw error(*t,
+                        fmt::format("'{}' is not a valid regular expression: {}", item.text, why));
         }
         block.items.push_back(std::move(item));
       }

@@ -32,8 +32,13 @@ std::string parse_numeric_range(std::string_view text, Type type, RangeItem& ite
 
 bool in_range(const RangeItem& item, double value, Type type);
 // Whether `value` satisfies at least one of the declaration's ranges (always when none).
-// Keywords compare case-insensitively; strings are ECMAScript regexes searched in the value.
+// Keywords compare case-insensitively; strings are regular expressions searched in the value.
 bool value_allowed(const Declaration& decl, const Value& value);
+// A STRING range's regular expression (RE2's syntax, close to ECMAScript's and POSIX's
+// extended): "" when `pattern` is valid, else what is wrong with it. RE2 matches in time linear
+// in the value without recursion, so no value, however long, can exhaust the stack.
+std::string pattern_error(const std::string& pattern);
+bool pattern_found(const std::string& pattern, std::string_view text);
 
 // "10", "0.5", "1.0", "yes", "\"text\"" (strings and keywords quoted when `quote`).
 std::string format_value(const Value& value, bool quote);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <regex>
 #include <set>
 #include <stdexcept>
 
@@ -188,13 +187,10 @@ void Registry::declare(Declaration decl) {
                                            to_string(decl.type)));
   if (decl.type == Type::String) {
     for (const RangeItem& r : decl.ranges) {
-      try {
-        std::regex check(r.text, std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
+      if (const std::string why = detail::pattern_error(r.text); !why.empty())
         throw InputError(decl.loc, fmt::format("the range \"{}\" of {} is not a valid regular "
                                                "expression: {}",
-                                               r.text, name, e.what()));
-      }
+                                               r.text, name, why));
     }
   }
   if (decl.type == Type::Keyword)

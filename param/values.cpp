@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <regex>
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 namespace saguaro::param::detail {
 
@@ -167,6 +167,24 @@ bool in_range(const RangeItem& item, double value, Type type) {
   return true;
 }
 
+namespace {
+RE2::Options pattern_options() {
+  RE2::Options options;
+  options.set_log_errors(false);
+  return options;
+}
+} // namespace
+
+std::string pattern_error(const std::string& pattern) {
+  const RE2 re(pattern, pattern_options());
+  return re.ok() ? std::string() : re.error();
+}
+
+bool pattern_found(const std::string& pattern, std::string_view text) {
+  const RE2 re(pattern, pattern_options());
+  return re.ok() && RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), re);
+}
+
 bool value_allowed(const Declaration& decl, const Value& value) {
   if (decl.ranges.empty()) return true;
   switch (decl.type) {
@@ -186,12 +204,8 @@ bool value_allowed(const Declaration& decl, const Value& value) {
   case Type::String: {
     const std::string& text = std::get<std::string>(value);
     for (const RangeItem& r : decl.ranges) {
-      if (r.text.empty()) return true; // Cactus: "" matches anything
-      try {
-        if (std::regex_search(text, std::regex(r.text, std::regex::ECMAScript))) return true;
-      } catch (const std::regex_error&) {
-        // Checked when declared; an invalid pattern matches nothing.
-      }
+      if (r.text.empty()) return true;              // Cactus: "" matches anything
+      if (pattern_found(r.text, text)) return true; // an invalid pattern matches nothing
     }
     return false;
   }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# GLPK for the GPU machine (Ubuntu 24.04), which has neither the package nor a package registry.
+# GLPK and RE2 for the GPU machine (Ubuntu 24.04), which has neither the packages nor a package
+# registry.
 #
 #   bash scripts/device-debs.sh            on the Debian 12 dev machine: `apt-get download`s
-#                                          GLPK and the libraries it needs into .debs/
+#                                          GLPK, RE2 and the libraries they need into .debs/
 #   eval "$(bash scripts/device-debs.sh --unpack)"
 #                                          on the GPU machine (.debs carried along, it is
 #                                          git-ignored): `dpkg -x`s them into .debs/root and
@@ -26,12 +27,14 @@ declare -A soname=(
   [libsuitesparseconfig5]=libsuitesparseconfig.so.5
   [libltdl7]=libltdl.so.7
   [libgmp10]=libgmp.so.10
+  [libre2-9]=libre2.so.9
 )
-runtime=(libglpk40 libamd2 libcolamd2 libsuitesparseconfig5 libltdl7 libgmp10)
+# libre2-9 needs only libc and libstdc++; Ubuntu 24.04 ships libre2.so.10, so it comes from here.
+runtime=(libglpk40 libamd2 libcolamd2 libsuitesparseconfig5 libltdl7 libgmp10 libre2-9)
 
 if [[ "${1:-}" != "--unpack" ]]; then
   mkdir -p "$dir"
-  (cd "$dir" && apt-get download libglpk-dev "${runtime[@]}")
+  (cd "$dir" && apt-get download libglpk-dev libre2-dev "${runtime[@]}")
   ls -l "$dir"/*.deb >&2
   exit 0
 fi
@@ -58,4 +61,5 @@ done
 multiarch=$(basename "$(dirname "$(ls "$root"/usr/lib/*/libglpk.so.40)")")
 libdir="$root/usr/lib/$multiarch"
 echo "export GLPK_ROOT='$root/usr'"
+echo "export RE2_ROOT='$root/usr'"
 echo "export LD_LIBRARY_PATH='$libdir'\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"

@@ -11,10 +11,13 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <array>
+#include <cctype>
 #include <fstream>
 #include <ostream>
-#include <regex>
 #include <sstream>
+#include <vector>
 
 namespace saguaro::cli {
 
@@ -22,20 +25,26 @@ namespace {
 
 constexpr int kBadInput = 2;
 
-// "256" or "256x128x64".
+// "256" or "256x128x64" (blanks allowed around the numbers), each 1 to 1,000,000.
 bool parse_grid(const std::string& text, std::array<long, 3>& grid) {
-  std::smatch m;
-  static const std::regex one("^\\s*([0-9]+)\\s*$");
-  static const std::regex three("^\\s*([0-9]+)\\s*x\\s*([0-9]+)\\s*x\\s*([0-9]+)\\s*$");
-  if (std::regex_match(text, m, one)) {
-    grid.fill(std::stol(m[1]));
-  } else if (std::regex_match(text, m, three)) {
-    for (std::size_t a = 0; a < 3; ++a) grid[a] = std::stol(m[a + 1]);
-  } else {
-    return false;
+  std::vector<long> sizes;
+  std::size_t at = 0;
+  while (true) {
+    while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at]))) ++at;
+    const std::size_t from = at;
+    long n = 0;
+    while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])) && at - from < 8)
+      n = 10 * n + (text[at++] - '0');
+    if (at == from || n < 1 || n > 1'000'000) return false;
+    sizes.push_back(n);
+    while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at]))) ++at;
+    if (at == text.size()) break;
+    if (text[at] != 'x' || sizes.size() == 3) return false;
+    ++at;
   }
-  for (long n : grid)
-    if (n < 1 || n > 1'000'000) return false;
+  if (sizes.size() == 1) sizes.assign(3, sizes[0]);
+  if (sizes.size() != 3) return false;
+  std::copy(sizes.begin(), sizes.end(), grid.begin());
   return true;
 }
 

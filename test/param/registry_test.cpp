@@ -285,6 +285,27 @@ TEST(RegistryErrors, OutOfRange) {
   EXPECT_EQ(e.notes()[0].message, "allowed: \"^[a-z]+$\" (letters)");
 }
 
+// Issue 23, kind 1: a 50,000-character string value overflowed the stack inside std::regex
+// when checked against its range. The ranges are matched by RE2 now (linear, no recursion).
+TEST(RegistryRanges, LongStringValuesAreMatchedWithoutRecursion) {
+  const std::string long_name(50000, 'a'), long_dir(200000, 'd');
+  Registry r = make();
+  apply_par(r, std::string(kActive) + "IO::out_dir = \"" + long_dir + "\"\nIOHDF5::out_vars = \"" +
+                   long_dir + "\"\nWave::name = \"" + long_name + "\"\n");
+  EXPECT_EQ(r.get_string("IO", "out_dir"), long_dir);
+  EXPECT_EQ(r.get_string("Wave", "name"), long_name);
+  InputError e = apply_error(std::string(kActive) + "Wave::name = \"" + long_name + "1\"\n");
+  EXPECT_NE(e.message().find("does not match the allowed patterns of Wave::name"),
+            std::string::npos);
+  // A pattern RE2 cannot read is refused where it is declared.
+  Registry bad = Registry::with_builtin_components();
+  EXPECT_THROW(bad.declare_all(parse_param_ccl(
+                   std::make_shared<const SourceFile>(
+                       "bad.ccl", "STRING s \"s\"\n{\n  \"a(b\" :: \"unclosed\"\n} \"ab\"\n"),
+                   "Bad")),
+               InputError);
+}
+
 TEST(RegistryErrors, KeywordNotInTheList) {
   InputError e = apply_error("MoL::ODE_Method = \"RK44\"\n");
   EXPECT_EQ(e.loc().line, 1);
