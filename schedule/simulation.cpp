@@ -3,6 +3,7 @@
 
 #include "schedule/simulation.hpp"
 #include "schedule/simulation_internal.hpp"
+#include "schedule/startup_checks.hpp"
 
 #include "runtime/backend_registry.hpp"
 
@@ -40,82 +41,6 @@ bool available_everywhere(MPI_Comm comm, const runtime::BackendEntry& entry, std
   return false;
 }
 
-// The outer faces' parameter suffixes, [axis][lower/upper].
-const char* const kFaces[3][2] = {
-    {"x_lower", "x_upper"}, {"y_lower", "y_upper"}, {"z_lower", "z_upper"}};
-
-// The ghost width: the widest reach of any calculation, unless the user asks for more.
-int required_ghost_width(const Setup& setup) {
-  const param::Registry& reg = setup.registry;
-  int needed = 1;
-  std::string widest;
-  for (const calc::Calculation& c : setup.program.calculations)
-    if (int m = runtime::required_margin(c).max(); m > needed) {
-      needed = m;
-      widest = c.name;
-    }
-  int ghost = needed;
-  if (long g = reg.get_int("Driver", "ghost_size"); g >= 0) {
-    if (g < needed)
-      par_error(setup, "Driver", "ghost_size",
-                fmt::format("Driver::ghost_size = {} is less than the {} points calculation '{}' "
-                            "reads beyond the points it computes",
-                            g, needed, widest));
-    ghost = int(g);
-  }
-  for (int a = 0; a < 3; ++a)
-    for (int s = 0; s < 2; ++s) {
-      std::string name = std::string("boundary_size_") + kFaces[a][s];
-      long b = reg.get_int("CoordBase", name);
-      if (b < 0) continue;
-      if (b < needed)
-        par_error(setup, "CoordBase", name,
-                  fmt::format("CoordBase::{} = {} is less than the stencil reach {} of '{}'", name,
-                              b, needed, widest));
-      ghost = std::max(ghost, int(b));
-    }
-  return ghost;
-}
-
-// The grid the parameters describe (CoordBase, Periodic), with `ghost` ghost points.
-grid::GridSpec grid_spec(const Setup& setup, int ghost) {
-  const param::Registry& reg = setup.registry;
-  grid::GridSpec spec;
-  spec.ghost = ghost;
-  const bool all_periodic = reg.get_bool("Periodic", "periodic");
-  const char* axis_names[3] = {"x", "y", "z"};
-  const bool by_cells = reg.get_keyword("CoordBase", "spacing") == "numcells";
-  for (int a = 0; a < 3; ++a) {
-    std::string ax = axis_names[a];
-    spec.periodic[a] = all_periodic || reg.get_bool("Periodic", "periodic_" + ax);
-    double lo = reg.get_real("CoordBase", ax + "min"), hi = reg.get_real("CoordBase", ax + "max");
-    if (!(hi > lo))
-      par_error(
-          setup, "CoordBase", ax + "max",
-          fmt::format("CoordBase::{}max = {} must be larger than {}min = {}", ax, hi, ax, lo));
-    long cells;
-    if (by_cells) {
-      cells = reg.get_int("CoordBase", "ncells_" + ax);
-    } else {
-      double d = reg.get_real("CoordBase", "d" + ax);
-      double n = (hi - lo) / d;
-      cells = std::lround(n);
-      if (cells < 1 || std::abs(n - double(cells)) > 1e-8 * n)
-        par_error(setup, "CoordBase", "d" + ax,
-                  fmt::format("CoordBase::d{} = {} does not divide {}max - {}min = {} into whole "
-                              "cells ({:.6g} cells)",
-                              ax, d, ax, ax, hi - lo, n),
-                  {{{},
-                    "choose d" + ax + " = (" + ax + "max - " + ax +
-                        "min) / N, or set CoordBase::spacing = \"numcells\""}});
-    }
-    spec.origin[a] = lo;
-    spec.spacing[a] = (hi - lo) / double(cells);
-    spec.points[a] = int(spec.periodic[a] ? cells : cells + 1);
-  }
-  return spec;
-}
-
 } // namespace
 
 Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
@@ -124,9 +49,23 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
   const param::Registry& reg = setup_.registry;
   const calc::Program& program = setup_.program;
 
-  ghost_ = required_ghost_width(setup_);
+  ghost_ = host::ghost_width(setup_);
   const grid::GridSpec spec = grid_spec(setup_, ghost_);
   decomposition_ = std::make_unique<grid::Decomposition>(spec, comm_);
+  check_output_directories(setup_);
+  {
+    // Every rank decides alike: the largest patch against the least memory per rank of a host.
+    MPI_Comm host = MPI_COMM_NULL;
+    MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+    int on_host = 1;
+    MPI_Comm_size(host, &on_host);
+    MPI_Comm_free(&host);
+    double points = double(decomposition_->patch().points());
+    double per_rank = available_memory() / on_host;
+    MPI_Allreduce(MPI_IN_PLACE, &points, 1, MPI_DOUBLE, MPI_MAX, comm_);
+    MPI_Allreduce(MPI_IN_PLACE, &per_rank, 1, MPI_DOUBLE, MPI_MIN, comm_);
+    check_memory(setup_, points, per_rank, 1);
+  }
 
   // The backend, before any storage: its ArraySpace holds every grid function. "auto" is the
   // registry's first backend that every rank can use (CUDA when every rank has a GPU, else the
@@ -167,7 +106,7 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
   const std::string all_faces = reg.get_keyword("Saguaro", "boundary_condition");
   for (int a = 0; a < 3; ++a)
     for (int s = 0; s < 2; ++s) {
-      std::string face = reg.get_keyword("Saguaro", std::string("boundary_") + kFaces[a][s]);
+      std::string face = reg.get_keyword("Saguaro", std::string("boundary_") + kFaceNames[a][s]);
       boundary_[a][s] = grid::boundary_kind_from_string(face == "default" ? all_faces : face);
     }
 
@@ -196,8 +135,8 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
   out_dir_ = output_directory(setup_);
   std::string cp = param::expand_parfile(reg.get_string("IO", "checkpoint_dir"), setup_.par_path);
   checkpoint_dir_ = cp.empty() ? (fs::path(out_dir_) / "checkpoints").string() : cp;
-  norm_vars_ = resolve_output_vars("IOScalar", "out_vars");
-  hdf5_vars_ = resolve_output_vars("IOHDF5", "out_vars");
+  norm_vars_ = output_variables(setup_, "IOScalar", "out_vars");
+  hdf5_vars_ = output_variables(setup_, "IOHDF5", "out_vars");
 
   plan_step(); // time integration
 
@@ -209,58 +148,6 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
 }
 
 Simulation::~Simulation() = default;
-
-std::vector<std::string> Simulation::resolve_output_vars(const std::string& thorn,
-                                                         const std::string& name) const {
-  const calc::Program& program = setup_.program;
-  std::string text = setup_.registry.get_string(thorn, name);
-  std::vector<std::string> out;
-  auto add = [&](const std::string& v) {
-    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
-  };
-  std::istringstream words(text);
-  std::string word;
-  std::vector<std::string> known;
-  for (const std::string& v : program.variables) known.push_back(program.thorn + "::" + v);
-  for (const auto& [g, members] : program.groups) known.push_back(program.thorn + "::" + g);
-  for (const auto& [t, members] : program.tensors) known.push_back(program.thorn + "::" + t);
-  while (words >> word) {
-    if (support::lower(word) == "all") {
-      for (const std::string& v : program.variables) add(v);
-      continue;
-    }
-    std::string var = word;
-    if (auto p = word.find("::"); p != std::string::npos) {
-      std::string t = word.substr(0, p);
-      if (support::lower(t) != support::lower(program.thorn) &&
-          support::lower(t) != support::lower(program.implements))
-        par_error(setup_, thorn, name,
-                  fmt::format("{}::{} names '{}', which is not a variable of thorn {}", thorn, name,
-                              word, program.thorn),
-                  support::did_you_mean(word, known));
-      var = word.substr(p + 2);
-    }
-    bool found = false;
-    for (const std::string& v : program.variables)
-      if (support::lower(v) == support::lower(var)) {
-        add(v);
-        found = true;
-      }
-    // A group, or a tensor by its name (El for El1 El2 El3).
-    for (const auto* sets : {&program.groups, &program.tensors})
-      for (const auto& [g, members] : *sets)
-        if (support::lower(g) == support::lower(var)) {
-          for (const std::string& m : members) add(m);
-          found = true;
-        }
-    if (!found)
-      par_error(setup_, thorn, name,
-                fmt::format("{}::{} names '{}', which is not a variable or group of thorn {}",
-                            thorn, name, word, program.thorn),
-                support::did_you_mean(word, known));
-  }
-  return out;
-}
 
 void Simulation::bind_schedule() {
   schedule::Executor& ex = *executor_;

@@ -118,8 +118,6 @@ private:
   bool recover();
   void boundary_rhs();
   void boundary_state();
-  std::vector<std::string> resolve_output_vars(const std::string& thorn,
-                                               const std::string& name) const;
 
   Setup setup_;
   MPI_Comm comm_;

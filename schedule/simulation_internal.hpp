@@ -22,6 +22,10 @@ namespace saguaro::host {
   throw support::InputError(loc, message, std::move(notes));
 }
 
+// The outer faces' parameter suffixes, [axis][lower/upper].
+inline const char* const kFaceNames[3][2] = {
+    {"x_lower", "x_upper"}, {"y_lower", "y_upper"}, {"z_lower", "z_upper"}};
+
 // A compiled calculation, the GridFunctions index of each of its grid functions, and the
 // regions it covers.
 struct Simulation::CalcBinding {

@@ -13,6 +13,7 @@
 #include "param/registry.hpp"
 #include "runtime/cuda.hpp"
 #include "schedule/simulation.hpp"
+#include "schedule/startup_checks.hpp"
 
 #include <mpi.h>
 
@@ -127,6 +128,7 @@ int inspect(const std::string& file, int fd_order, const std::string& format, bo
 int check(const std::string& par_file) {
   using namespace saguaro;
   host::Setup setup = host::load_setup(par_file);
+  host::check_startup(setup); // what the run validates before it evolves, all at once
   std::cout << fmt::format("{}: OK ({} from {}: {} calculations, {} parameters set)\n", par_file,
                            setup.program.thorn, setup.edl_path, setup.program.calculations.size(),
                            setup.par.assignments.size());

@@ -73,5 +73,38 @@ $head
 Saguaro::device_description = "no-such-device.yaml"
 PAR
 
+# Issue 23, kinds 4 and 7: what the run refused at start-up (some of it with status 1 and no
+# place: a file name too long, a grid too large for memory) is refused by check as well.
+expect bad_out_vars 3:1 "not a variable or group" <<PAR
+$head
+IOHDF5::out_vars = "bogus"
+PAR
+expect dx_not_dividing 3:1 "does not divide" <<PAR
+$head
+CoordBase::dx = 0.3
+PAR
+expect name_too_long 3:1 "path component of 300 characters" <<PAR
+$head
+IO::out_dir = "$work/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+PAR
+expect grid_too_large 4:1 "GiB of memory are available" <<PAR
+$head
+CoordBase::spacing = "numcells"
+CoordBase::ncells_x = 100000
+CoordBase::ncells_y = 100000
+CoordBase::ncells_z = 100000
+PAR
+
+# Several problems of one file: check reports every one of them.
+printf '%s\n' "$head" 'IOHDF5::out_vars = "bogus"' 'IOScalar::out_vars = "nope"' \
+  'CoordBase::dx = 0.3' > "$work/several.par"
+"$saguaro" check "$work/several.par" > "$work/out" 2> "$work/err"
+status=$?
+errors=$(grep -c ': error: ' "$work/err")
+if [[ $status != 2 || $errors != 3 ]]; then
+  echo "several: status $status and $errors errors, expected 2 and 3:"; cat "$work/err"
+  failures=$((failures+1))
+fi
+
 if (( failures > 0 )); then echo "$failures failures"; exit 1; fi
 echo "all error cases report file:line:col with status 2"
