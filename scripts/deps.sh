@@ -11,7 +11,7 @@ SAGUARO_DEBS=(
   build-essential cmake ninja-build pkg-config
   libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev python3-sympy python3-numpy
   libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools libyaml-cpp-dev libglpk-dev libre2-dev
-  clang-format
+  clang-format clang
 )
 
 # Print the packages of SAGUARO_DEBS that are not installed, one a line.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install what is missing, check the sources' formatting (scripts/format.sh), build, and run
-# all tests (unit tests and CLI smoke tests).
-# Extra arguments go to ctest, e.g. `bash scripts/test.sh -R Lexer`.
-# Exits with ctest's status.
+# all tests (unit tests and CLI smoke tests), then the fuzz targets (scripts/fuzz.sh: every
+# input that ever crashed one replayed, then each fuzzed for $SAGUARO_FUZZ_SECONDS, 60 s).
+# Extra arguments go to ctest, e.g. `bash scripts/test.sh -R Lexer`, and skip the fuzzing.
+# Exits non-zero when ctest or the fuzzing fails.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -13,4 +14,9 @@ saguaro_deps
 saguaro_format_check
 saguaro_build
 
-exec ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"
+status=0
+ctest --test-dir build --output-on-failure -j"$(nproc)" "$@" || status=$?
+if (($# == 0)); then
+  bash scripts/fuzz.sh "${SAGUARO_FUZZ_SECONDS:-60}" || status=1
+fi
+exit $status
