@@ -91,7 +91,6 @@ grid::GridSpec grid_spec(const Setup& setup, int ghost) {
   return spec;
 }
 
-
 std::vector<std::string> output_variables(const Setup& setup, const std::string& thorn,
                                           const std::string& name) {
   const calc::Program& program = setup.program;
