@@ -375,11 +375,10 @@ void Simulation::run() {
                               reg.get_real("Saguaro", "progress_every"));
   progress.update(iteration_, time_);
   const double max_runtime = reg.get_real("Cactus", "max_runtime") * 60.0;
-  const auto start = std::chrono::steady_clock::now();
   while (!terminate()) {
     if ((how == "runtime" || how == "any" || how == "either") && max_runtime > 0) {
       double elapsed =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
       int stop = elapsed >= max_runtime;
       MPI_Bcast(&stop, 1, MPI_INT, 0, comm_);
       if (stop) break;
