@@ -3,6 +3,7 @@
 #include "calibrate/calibrate.hpp"
 #include "calc/mapping.hpp"
 #include "calc/strategy.hpp"
+#include "cli/batch.hpp"
 #include "cli/inspect.hpp"
 #include "cli/map.hpp"
 #include "cli/plan.hpp"
@@ -330,6 +331,12 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({2, 4, 6, 8}))
       ->capture_default_str();
 
+  saguaro::cli::BatchCommand batch_command;
+  const saguaro::cli::BatchCommands batch_commands =
+      saguaro::cli::add_batch_commands(app, batch_command);
+  for (int i = 0; i < argc; ++i)
+    batch_command.command_line += (i ? " " : "") + std::string(argv[i]);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -356,6 +363,11 @@ int main(int argc, char** argv) {
     if (*params_cmd) return params(params_of);
     if (*map_cmd) return saguaro::cli::map_main(map_command, std::cout, std::cerr);
     if (*report_cmd) return saguaro::cli::report_main(report_dir, report_svg, std::cout, std::cerr);
+    if (*batch_commands.submit)
+      return saguaro::cli::submit_main(batch_command, std::cout, std::cerr);
+    if (*batch_commands.jobs) return saguaro::cli::jobs_main(batch_command, std::cout, std::cerr);
+    if (*batch_commands.cancel)
+      return saguaro::cli::cancel_main(batch_command, std::cout, std::cerr);
     if (!par_file.empty()) return run(par_file, overrides);
     std::cout << app.help();
     return 0;
