@@ -145,8 +145,10 @@ std::string format_status(const SimulationRecord& record,
   for (const SegmentStatus& s : segments) {
     const std::string dir = fs::path(s.segment.dir).filename().string();
     const std::string it = s.last_iteration >= 0 ? std::to_string(s.last_iteration) : "-";
+    // Why a job waits; an ended job's last reason would mislead.
     row(dir, s.segment.job_id.empty() ? "-" : s.segment.job_id, s.job.state,
-        s.job.elapsed.empty() ? "-" : s.job.elapsed, it, s.job.reason);
+        s.job.elapsed.empty() ? "-" : s.job.elapsed, it,
+        finished_state(s.job.state) ? "" : s.job.reason);
     reached = std::max(reached, s.last_iteration);
     if (s.job.state == "RUNNING") running = dir;
   }
