@@ -196,6 +196,8 @@ int main(int argc, char** argv) {
       "set a parameter as the .par file would, over the file's value: 'Thorn::name = value' "
       "(repeatable; e.g. --set Cactus::cctk_itlast=100)";
   run_cmd->add_option("--set", overrides, set_help)->allow_extra_args(false);
+  app.add_option("--set", overrides, set_help + "; with a .par file to run")
+      ->allow_extra_args(false);
 
   CLI::App* check_cmd = app.add_subcommand(
       "check", "check a parameter file and the EDL file it names without running");
