@@ -68,7 +68,9 @@ bool is_space(char c) {
 
 class ParParser {
 public:
-  explicit ParParser(std::shared_ptr<const SourceFile> file) : c_(file) {
+  // `expand_as`: the .par file whose name `$parfile` stands for ("": this file).
+  explicit ParParser(std::shared_ptr<const SourceFile> file, std::string expand_as = "")
+      : c_(file), expand_as_(expand_as.empty() ? file->name() : std::move(expand_as)) {
     par_.path = file->name();
     par_.source = std::move(file);
   }
@@ -236,7 +238,7 @@ private:
     if (c_.peek() == '"') {
       Quoted q = quoted();
       a.kind = Assignment::Kind::String;
-      a.text = expand_parfile(q.text, par_.path);
+      a.text = expand_parfile(q.text, expand_as_);
       a.value_loc = q.loc;
     } else {
       value_word(a);
@@ -293,6 +295,7 @@ private:
   }
 
   support::Cursor c_;
+  std::string expand_as_;
   ParFile par_;
 };
 
@@ -304,6 +307,35 @@ ParFile parse_par_text(std::string name, std::string text) {
 
 ParFile parse_par_file(const std::string& path) {
   return ParParser(SourceFile::load(path)).run();
+}
+
+ParFile parse_override(const std::string& text, const std::string& par_path) {
+  auto source = std::make_shared<const SourceFile>("--set", text);
+  ParFile one = ParParser(source, par_path).run();
+  const SourceLoc whole{source, 1, 1, std::max(1, int(text.size()))};
+  if (!one.active_thorns.empty())
+    throw InputError(one.active_thorn_locs.front(),
+                     "--set takes one parameter, not ActiveThorns: thorns are activated in "
+                     "the .par file");
+  if (one.assignments.size() != 1)
+    throw InputError(
+        whole,
+        fmt::format("--set takes one 'Thorn::name = value', not {}",
+                    one.assignments.empty() ? std::string("nothing")
+                                            : std::to_string(one.assignments.size())),
+        {{{}, "e.g. --set 'Cactus::cctk_itlast = 100' or --set 'IO::out_dir = \"run2\"'"}});
+  return one;
+}
+
+void apply_overrides(ParFile& par, const std::vector<ParFile>& overrides) {
+  for (const ParFile& o : overrides)
+    for (const Assignment& a : o.assignments) {
+      std::erase_if(par.assignments, [&](const Assignment& b) {
+        return support::iequals(a.thorn, b.thorn) && support::iequals(a.name, b.name) &&
+               a.index.value_or(0) == b.index.value_or(0);
+      });
+      par.assignments.push_back(a);
+    }
 }
 
 } // namespace saguaro::param

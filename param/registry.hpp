@@ -74,6 +74,14 @@ struct ParFile {
 ParFile parse_par_file(const std::string& path);
 ParFile parse_par_text(std::string name, std::string text);
 
+// `saguaro run FILE.par --set TEXT`: one `Thorn::name = value` in .par syntax (diagnostics name
+// the file "--set"), `$parfile` standing for `par_path`'s name. Throws support::InputError
+// when it is not exactly one assignment.
+ParFile parse_override(const std::string& text, const std::string& par_path);
+// Replaces `par`'s assignments of every parameter (element) the overrides set by theirs, in
+// order: the file's value gives way, and a registry that applies `par` sees each set once.
+void apply_overrides(ParFile& par, const std::vector<ParFile>& overrides);
+
 // `text` with `$parfile` (and `${parfile}`) replaced by the base name of `par_path` without
 // its `.par` extension: "wave" for "par/wave.par". String values read from a .par file are
 // already expanded; use this for defaults such as IO::out_dir = "$parfile".

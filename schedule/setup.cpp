@@ -96,10 +96,13 @@ schedule::ScheduleItem schedule_item(const calc::Calculation& calc, const std::s
 
 } // namespace
 
-Setup load_setup(const std::string& par_path) {
+Setup load_setup(const std::string& par_path, const std::vector<std::string>& overrides) {
   Setup setup;
   setup.par_path = par_path;
   setup.par = param::parse_par_file(par_path);
+  std::vector<param::ParFile> parsed;
+  for (const std::string& text : overrides) parsed.push_back(param::parse_override(text, par_path));
+  param::apply_overrides(setup.par, parsed);
   setup.registry = param::Registry::with_builtin_components();
 
   const param::Assignment* eq = setup.par.find("Saguaro", "equations");

@@ -252,21 +252,33 @@ void Simulation::run() {
   }
   // The empirical finish runs on the initial (or recovered) state, which it leaves as it was.
   verify_mappings();
-  if (rank_ == 0)
-    log_ << fmt::format("  dt = {:g}; running to {}\n", dt_,
-                        how == "time" ? fmt::format("t = {:g}", final_time)
-                                      : fmt::format("iteration {}", itlast));
+  // What ends the run: with "any" (a batch job's segment, docs/batch.md) each part that can;
+  // cctk_itlast = 2147483647 (the largest) is no iteration limit.
+  const double max_runtime = reg.get_real("Cactus", "max_runtime") * 60.0;
+  const bool any = how == "any" || how == "either", all = how == "all";
+  const bool by_iteration = how == "iteration" || ((any || all) && itlast < INT_MAX);
+  const bool by_time = how == "time" || ((any || all) && final_time >= 0);
+  if (rank_ == 0) {
+    std::vector<std::string> ends;
+    if (by_time) ends.push_back(fmt::format("t = {:g}", final_time));
+    if (by_iteration) ends.push_back(fmt::format("iteration {}", itlast));
+    if ((any || how == "runtime") && max_runtime > 0)
+      ends.push_back(fmt::format("{:g} minutes", max_runtime / 60.0));
+    std::string until = ends.empty() ? std::string("the end") : ends[0];
+    for (std::size_t i = 1; i < ends.size(); ++i)
+      until += (i + 1 < ends.size() ? ", " : all ? " and " : " or ") + ends[i];
+    log_ << fmt::format("  dt = {:g}; running to {}{}\n", dt_, until,
+                        any && ends.size() > 1 ? ", whichever comes first" : "");
+  }
 
   const long log_every = reg.get_int("IO", "out_every");
-  schedule::Progress progress(how == "time" ? -1 : itlast, how == "iteration" ? -1 : final_time,
+  schedule::Progress progress(by_iteration ? itlast : -1, by_time ? final_time : -1,
                               reg.get_real("Saguaro", "progress_every"));
   progress.update(iteration_, time_);
-  const double max_runtime = reg.get_real("Cactus", "max_runtime") * 60.0;
-  const auto start = std::chrono::steady_clock::now();
   while (!terminate()) {
     if ((how == "runtime" || how == "any" || how == "either") && max_runtime > 0) {
       double elapsed =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
       int stop = elapsed >= max_runtime;
       MPI_Bcast(&stop, 1, MPI_INT, 0, comm_);
       if (stop) break;

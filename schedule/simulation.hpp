@@ -53,7 +53,9 @@ struct Setup {
 };
 
 // Reads and checks the .par file and its EDL file. Throws support::InputError for user errors.
-Setup load_setup(const std::string& par_path);
+// `overrides` (`saguaro run FILE.par --set TEXT`, param::parse_override) replace the file's
+// values of the parameters they set; relative file names still count from the .par file.
+Setup load_setup(const std::string& par_path, const std::vector<std::string>& overrides = {});
 
 class Simulation {
 public:
@@ -188,6 +190,9 @@ private:
   std::string device_origin_; // the banner's words on where device_ came from
   std::string device_note_;   // why there is no device_ (the log's note)
   std::chrono::steady_clock::time_point last_prediction_log_{};
+  // When the run started (the object was made): Cactus::max_runtime counts from here, so that
+  // setup, compilation and the mapper's choice are inside a batch job's walltime budget.
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
 // Output and checkpoint directories as the parameters name them ($parfile expanded,

@@ -12,7 +12,11 @@ SAGUARO_DEBS=(
   libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev python3-sympy python3-numpy
   libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools libyaml-cpp-dev libglpk-dev libre2-dev
   clang-format clang
+  slurm-wlm
 )
+# slurm-wlm: slurmctld, slurmd and the client commands for the test that submits a chain of jobs
+# to a throw-away Slurm on this host (test/batch/slurm_chain.sh); `saguaro submit` itself needs
+# only sbatch, squeue and scancel on the cluster it submits to.
 
 # Print the packages of SAGUARO_DEBS that are not installed, one a line.
 saguaro_missing_debs() {

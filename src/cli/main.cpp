@@ -3,6 +3,7 @@
 #include "calibrate/calibrate.hpp"
 #include "calc/mapping.hpp"
 #include "calc/strategy.hpp"
+#include "cli/batch.hpp"
 #include "cli/inspect.hpp"
 #include "cli/map.hpp"
 #include "cli/plan.hpp"
@@ -125,9 +126,9 @@ int inspect(const std::string& file, int fd_order, const std::string& format, bo
 }
 
 // `saguaro check FILE.par`: the parameter file and its EDL, checked without running.
-int check(const std::string& par_file) {
+int check(const std::string& par_file, const std::vector<std::string>& overrides) {
   using namespace saguaro;
-  host::Setup setup = host::load_setup(par_file);
+  host::Setup setup = host::load_setup(par_file, overrides);
   host::check_startup(setup); // what the run validates before it evolves, all at once
   std::cout << fmt::format("{}: OK ({} from {}: {} calculations, {} parameters set)\n", par_file,
                            setup.program.thorn, setup.edl_path, setup.program.calculations.size(),
@@ -156,14 +157,14 @@ int params(const std::string& what) {
 
 // A run under MPI (a single process without mpirun is one rank). Every rank reads the same
 // input, so a user error is found by all of them; rank 0 reports it.
-int run(const std::string& par_file) {
+int run(const std::string& par_file, const std::vector<std::string>& overrides) {
   using namespace saguaro;
   MPI_Init(nullptr, nullptr);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int status = 0;
   try {
-    host::Simulation simulation(host::load_setup(par_file), MPI_COMM_WORLD, std::cout);
+    host::Simulation simulation(host::load_setup(par_file, overrides), MPI_COMM_WORLD, std::cout);
     simulation.run();
   } catch (const support::InputError& e) { // .par, EDL, CCL, mapping files
     if (rank == 0) std::cerr << e.what();
@@ -192,10 +193,18 @@ int main(int argc, char** argv) {
   CLI::App* run_cmd = app.add_subcommand("run", "run the simulation a Cactus parameter file "
                                                 "describes (under mpirun: on every rank)");
   run_cmd->add_option("parfile", par_file, "the .par file")->required();
+  std::vector<std::string> overrides;
+  const std::string set_help =
+      "set a parameter as the .par file would, over the file's value: 'Thorn::name = value' "
+      "(repeatable; e.g. --set Cactus::cctk_itlast=100)";
+  run_cmd->add_option("--set", overrides, set_help)->allow_extra_args(false);
+  app.add_option("--set", overrides, set_help + "; with a .par file to run")
+      ->allow_extra_args(false);
 
   CLI::App* check_cmd = app.add_subcommand(
       "check", "check a parameter file and the EDL file it names without running");
   check_cmd->add_option("parfile", par_file, "the .par file")->required();
+  check_cmd->add_option("--set", overrides, set_help)->allow_extra_args(false);
 
   std::string params_of;
   CLI::App* params_cmd = app.add_subcommand(
@@ -326,6 +335,12 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({2, 4, 6, 8}))
       ->capture_default_str();
 
+  saguaro::cli::BatchCommand batch_command;
+  const saguaro::cli::BatchCommands batch_commands =
+      saguaro::cli::add_batch_commands(app, batch_command);
+  for (int i = 0; i < argc; ++i)
+    batch_command.command_line += (i ? " " : "") + std::string(argv[i]);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -335,7 +350,7 @@ int main(int argc, char** argv) {
 
   try {
     if (*inspect_cmd) return inspect(edl_file, fd_order, format, expressions, emit_options, after);
-    if (*check_cmd) return check(par_file);
+    if (*check_cmd) return check(par_file, overrides);
     if (*calibrate_cmd) {
       if (calibrate_interconnect)
         return saguaro::calibrate::interconnect_command(calibrate_out, calibrate_cpu,
@@ -352,7 +367,12 @@ int main(int argc, char** argv) {
     if (*params_cmd) return params(params_of);
     if (*map_cmd) return saguaro::cli::map_main(map_command, std::cout, std::cerr);
     if (*report_cmd) return saguaro::cli::report_main(report_dir, report_svg, std::cout, std::cerr);
-    if (!par_file.empty()) return run(par_file);
+    if (*batch_commands.submit)
+      return saguaro::cli::submit_main(batch_command, std::cout, std::cerr);
+    if (*batch_commands.jobs) return saguaro::cli::jobs_main(batch_command, std::cout, std::cerr);
+    if (*batch_commands.cancel)
+      return saguaro::cli::cancel_main(batch_command, std::cout, std::cerr);
+    if (!par_file.empty()) return run(par_file, overrides);
     std::cout << app.help();
     return 0;
   } catch (const saguaro::support::InputError& e) {

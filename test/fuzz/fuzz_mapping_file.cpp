@@ -10,8 +10,9 @@
 
 namespace {
 const saguaro::calc::Program& program() {
-  static const saguaro::calc::Program p = saguaro::calc::lower(
-      saguaro::edl::parse_file(SAGUARO_SOURCE_DIR "/par/advect.edl"), saguaro::calc::LowerOptions{4});
+  static const saguaro::calc::Program p =
+      saguaro::calc::lower(saguaro::edl::parse_file(SAGUARO_SOURCE_DIR "/par/advect.edl"),
+                           saguaro::calc::LowerOptions{4});
   return p;
 }
 } // namespace

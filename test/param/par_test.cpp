@@ -130,6 +130,51 @@ TEST(ParSyntax, ReadsAFile) {
 
 // ---- syntax errors -----------------------------------------------------------------------------
 
+// `saguaro run FILE.par --set TEXT`: one assignment, $parfile of the .par file, replacing the
+// file's value so that the registry sees it set once.
+TEST(ParOverrides, ReplaceTheFilesValue) {
+  ParFile par = parse_par_text("runs/wave.par", R"(ActiveThorns = "WaveDemo"
+Cactus::cctk_itlast = 100
+IO::out_dir = "a"
+CoordBase::xmin = 0
+)");
+  std::vector<ParFile> overrides = {parse_override("cactus::CCTK_ITLAST=8", "runs/wave.par"),
+                                    parse_override("IO::out_dir = \"o/$parfile\"", "runs/wave.par"),
+                                    parse_override("IO::recover = \"auto\"", "runs/wave.par")};
+  apply_overrides(par, overrides);
+  ASSERT_EQ(par.assignments.size(), 4u);
+  EXPECT_EQ(par.assignments[0].name, "xmin");
+  EXPECT_EQ(par.find("Cactus", "cctk_itlast")->text, "8");
+  EXPECT_EQ(par.find("IO", "out_dir")->text, "o/wave");
+  EXPECT_EQ(par.find("IO", "out_dir")->loc.file->name(), "--set");
+  EXPECT_EQ(par.find("IO", "recover")->text, "auto");
+
+  Registry registry = Registry::with_builtin_components();
+  registry.declare_thorn("WaveDemo");
+  registry.apply(par); // nothing set twice
+  EXPECT_EQ(registry.get_int("Cactus", "cctk_itlast"), 8);
+  EXPECT_EQ(registry.get_keyword("IO", "recover"), "auto");
+}
+
+TEST(ParOverrides, OneAssignmentOnly) {
+  for (const char* text : {"", "# nothing", "Cactus::cctk_itlast = 1\nIO::out_every = 2",
+                           "ActiveThorns = \"X\"\nCactus::cctk_itlast = 1"}) {
+    try {
+      parse_override(text, "p.par");
+      ADD_FAILURE() << "no error for: " << text;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.loc().file->name(), "--set");
+      EXPECT_THAT(e.message(), HasSubstr("--set takes one"));
+    }
+  }
+  try {
+    parse_override("Cactus::cctk_itlast = ", "p.par");
+    ADD_FAILURE() << "no error for a missing value";
+  } catch (const InputError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("--set:1:"));
+  }
+}
+
 TEST(ParErrors, MissingEquals) {
   InputError e = par_error("# c\nCactus::cctk_itlast 10\n");
   EXPECT_EQ(e.loc().line, 2);

@@ -106,5 +106,19 @@ if [[ $status != 2 || $errors != 3 ]]; then
   failures=$((failures+1))
 fi
 
+# --set: its errors name the pseudo-file "--set"; a good one replaces the file's value.
+printf '%s\n' "$head" > "$work/good.par"
+for cmd in check run; do
+  "$saguaro" $cmd "$work/good.par" --set 'Cactus::cctk_itlst = 3' > "$work/out" 2> "$work/err"
+  status=$?
+  if [[ $status != 2 ]] || ! grep -q -- '--set:1:9: error: ' "$work/err" || ! grep -q "cctk_itlast" "$work/err"; then
+    echo "--set with a typo ($cmd): status $status:"; cat "$work/err"; failures=$((failures+1))
+  fi
+done
+printf '%s\nSaguaro::fd_order = 5\n' "$head" > "$work/fixed.par"
+if ! "$saguaro" check "$work/fixed.par" --set 'Saguaro::fd_order = 2' > "$work/out" 2>&1; then
+  echo "--set did not replace the file's bad value:"; cat "$work/out"; failures=$((failures+1))
+fi
+
 if (( failures > 0 )); then echo "$failures failures"; exit 1; fi
 echo "all error cases report file:line:col with status 2"
