@@ -858,7 +858,7 @@ private:
   std::vector<Token> open_parens_;
   int nesting_ = 0;
   static constexpr int kMaxNesting = 256;
-  static constexpr int kMaxHeight = 10000; // see bounded()
+  static constexpr int kMaxHeight = 4000; // see bounded(); 7000 overflowed an ASan build
   // Indices per tensor: every rank expands to 3^rank components (rank 18 took 8.8 GB).
   static constexpr std::size_t kMaxRank = 6;
   static constexpr int kMaxShift = 64;
