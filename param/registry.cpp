@@ -223,96 +223,117 @@ void Registry::apply(const ParFile& par) {
     return {};
   };
 
-  std::vector<std::string> active = active_;
-  for (std::size_t i = 0; i < par.active_thorns.size(); ++i) {
-    const std::string& thorn = par.active_thorns[i];
-    std::string name = canonical_thorn(thorn);
-    SourceLoc at = i < par.active_thorn_locs.size() ? par.active_thorn_locs[i] : SourceLoc{};
-    if (name.empty()) {
-      std::vector<Note> notes = support::did_you_mean(thorn, known);
-      notes.push_back({{}, "known thorns: " + join(known, ", ")});
-      throw InputError(at, fmt::format("unknown thorn '{}' in ActiveThorns", thorn), notes);
+  // Every problem of the file is reported (up to kMaxProblems), each at its place; nothing is
+  // applied unless there are none.
+  constexpr std::size_t kMaxProblems = 50;
+  std::vector<support::Diagnostic> problems;
+  std::size_t more = 0;
+  auto each = [&](const auto& body) {
+    try {
+      body();
+    } catch (const InputError& e) {
+      for (const support::Diagnostic& d : e.diagnostics())
+        (problems.size() < kMaxProblems ? problems.push_back(d) : void(++more));
     }
-    if (!contains_ci(active, name)) active.push_back(name);
-  }
+  };
+
+  std::vector<std::string> active = active_;
+  for (std::size_t i = 0; i < par.active_thorns.size(); ++i)
+    each([&] {
+      const std::string& thorn = par.active_thorns[i];
+      std::string name = canonical_thorn(thorn);
+      SourceLoc at = i < par.active_thorn_locs.size() ? par.active_thorn_locs[i] : SourceLoc{};
+      if (name.empty()) {
+        std::vector<Note> notes = support::did_you_mean(thorn, known);
+        notes.push_back({{}, "known thorns: " + join(known, ", ")});
+        throw InputError(at, fmt::format("unknown thorn '{}' in ActiveThorns", thorn), notes);
+      }
+      if (!contains_ci(active, name)) active.push_back(name);
+    });
 
   std::map<std::string, Entry> entries = entries_;
   std::map<std::string, SourceLoc> first_set; // "key[index]" -> where
   std::set<std::string> touched;              // keys set by this file
-  for (const Assignment& a : par.assignments) {
-    std::string thorn = canonical_thorn(a.thorn);
-    if (thorn.empty()) {
-      std::vector<Note> notes = support::did_you_mean(a.thorn, known);
-      notes.push_back({{}, "known thorns: " + join(known, ", ")});
-      throw InputError(thorn_loc(a), fmt::format("unknown thorn '{}'", a.thorn), notes);
-    }
-    auto it = entries.find(key_of(thorn, a.name));
-    if (it == entries.end()) {
-      std::vector<std::string> names;
-      for (const Declaration* d : declarations(thorn)) names.push_back(d->name);
-      std::vector<Note> notes = support::did_you_mean(a.name, names);
-      notes.push_back({{}, fmt::format("'saguaro params {}' lists its parameters", thorn)});
-      throw InputError(name_loc(a), fmt::format("thorn '{}' has no parameter '{}'", thorn, a.name),
-                       notes);
-    }
-    Entry& entry = it->second;
-    const Declaration& decl = entry.decl;
-    if (!contains_ci(builtin_, thorn) && !contains_ci(active, thorn)) {
-      std::vector<Note> notes;
-      if (!par.active_thorn_locs.empty() && par.active_thorn_locs.front().valid())
-        notes.push_back({par.active_thorn_locs.front(),
-                         fmt::format("add '{}' to the ActiveThorns list here", thorn)});
-      else
-        notes.push_back({{}, fmt::format("add the line: ActiveThorns = \"{}\"", thorn)});
-      throw InputError(thorn_loc(a),
-                       fmt::format("thorn '{}' is not active: add it to ActiveThorns to set {}",
-                                   thorn, qualified(decl)),
-                       notes);
-    }
-    int index = 0;
-    if (a.index) {
-      if (decl.array_size == 0)
-        throw InputError(index_loc(a),
-                         fmt::format("{} is not an array: remove the index", qualified(decl)),
+  for (const Assignment& a : par.assignments)
+    each([&] {
+      std::string thorn = canonical_thorn(a.thorn);
+      if (thorn.empty()) {
+        std::vector<Note> notes = support::did_you_mean(a.thorn, known);
+        notes.push_back({{}, "known thorns: " + join(known, ", ")});
+        throw InputError(thorn_loc(a), fmt::format("unknown thorn '{}'", a.thorn), notes);
+      }
+      auto it = entries.find(key_of(thorn, a.name));
+      if (it == entries.end()) {
+        std::vector<std::string> names;
+        for (const Declaration* d : declarations(thorn)) names.push_back(d->name);
+        std::vector<Note> notes = support::did_you_mean(a.name, names);
+        notes.push_back({{}, fmt::format("'saguaro params {}' lists its parameters", thorn)});
+        throw InputError(name_loc(a),
+                         fmt::format("thorn '{}' has no parameter '{}'", thorn, a.name), notes);
+      }
+      Entry& entry = it->second;
+      const Declaration& decl = entry.decl;
+      if (!contains_ci(builtin_, thorn) && !contains_ci(active, thorn)) {
+        std::vector<Note> notes;
+        if (!par.active_thorn_locs.empty() && par.active_thorn_locs.front().valid())
+          notes.push_back({par.active_thorn_locs.front(),
+                           fmt::format("add '{}' to the ActiveThorns list here", thorn)});
+        else
+          notes.push_back({{}, fmt::format("add the line: ActiveThorns = \"{}\"", thorn)});
+        throw InputError(thorn_loc(a),
+                         fmt::format("thorn '{}' is not active: add it to ActiveThorns to set {}",
+                                     thorn, qualified(decl)),
+                         notes);
+      }
+      int index = 0;
+      if (a.index) {
+        if (decl.array_size == 0)
+          throw InputError(index_loc(a),
+                           fmt::format("{} is not an array: remove the index", qualified(decl)),
+                           declared_here(decl));
+        if (*a.index >= decl.array_size)
+          throw InputError(
+              index_loc(a),
+              fmt::format("index {} is out of bounds: {} has {} elements (indices 0 to "
+                          "{})",
+                          *a.index, qualified(decl), decl.array_size, decl.array_size - 1),
+              declared_here(decl));
+        index = *a.index;
+      } else if (decl.array_size > 0) {
+        throw InputError(a.loc,
+                         fmt::format("{} is an array of {} elements: set one element, as in "
+                                     "{}[0] = ...",
+                                     qualified(decl), decl.array_size, qualified(decl)),
                          declared_here(decl));
-      if (*a.index >= decl.array_size)
-        throw InputError(index_loc(a),
-                         fmt::format("index {} is out of bounds: {} has {} elements (indices 0 to "
-                                     "{})",
-                                     *a.index, qualified(decl), decl.array_size,
-                                     decl.array_size - 1),
-                         declared_here(decl));
-      index = *a.index;
-    } else if (decl.array_size > 0) {
-      throw InputError(a.loc,
-                       fmt::format("{} is an array of {} elements: set one element, as in "
-                                   "{}[0] = ...",
-                                   qualified(decl), decl.array_size, qualified(decl)),
-                       declared_here(decl));
-    }
-    std::string element = it->first + "[" + std::to_string(index) + "]";
-    if (auto first = first_set.find(element); first != first_set.end())
-      throw InputError(a.loc,
-                       fmt::format("{}{} is set twice", qualified(decl),
-                                   a.index ? fmt::format("[{}]", index) : ""),
-                       {{first->second, "first set here"}});
-    first_set.emplace(element, a.loc);
+      }
+      std::string element = it->first + "[" + std::to_string(index) + "]";
+      if (auto first = first_set.find(element); first != first_set.end())
+        throw InputError(a.loc,
+                         fmt::format("{}{} is set twice", qualified(decl),
+                                     a.index ? fmt::format("[{}]", index) : ""),
+                         {{first->second, "first set here"}});
+      first_set.emplace(element, a.loc);
 
-    Value value = convert(decl, a);
-    if (!detail::value_allowed(decl, value)) {
-      std::vector<Note> notes{{{}, "allowed: " + detail::format_ranges(decl)}};
-      if (decl.type == Type::String)
+      Value value = convert(decl, a);
+      if (!detail::value_allowed(decl, value)) {
+        std::vector<Note> notes{{{}, "allowed: " + detail::format_ranges(decl)}};
+        if (decl.type == Type::String)
+          throw InputError(a.value_loc,
+                           fmt::format("\"{}\" does not match the allowed patterns of {}", a.text,
+                                       qualified(decl)),
+                           declared_here(decl, notes));
         throw InputError(a.value_loc,
-                         fmt::format("\"{}\" does not match the allowed patterns of {}", a.text,
-                                     qualified(decl)),
+                         fmt::format("{} is out of range for {} ({})", a.text, qualified(decl),
+                                     to_string(decl.type)),
                          declared_here(decl, notes));
-      throw InputError(a.value_loc,
-                       fmt::format("{} is out of range for {} ({})", a.text, qualified(decl),
-                                   to_string(decl.type)),
-                       declared_here(decl, notes));
-    }
-    entry.values[static_cast<std::size_t>(index)] = std::move(value);
-    if (touched.insert(it->first).second) entry.set_loc = a.loc; // its first assignment here
+      }
+      entry.values[static_cast<std::size_t>(index)] = std::move(value);
+      if (touched.insert(it->first).second) entry.set_loc = a.loc; // its first assignment here
+    });
+  if (!problems.empty()) {
+    if (more > 0)
+      problems.push_back({"note", {}, fmt::format("{} more problems not shown", more), {}});
+    throw InputError(std::move(problems));
   }
   entries_ = std::move(entries);
   active_ = std::move(active);

@@ -306,6 +306,30 @@ TEST(RegistryRanges, LongStringValuesAreMatchedWithoutRecursion) {
                InputError);
 }
 
+// Issue 23: a .par file with several problems reports every one of them, each at its place,
+// in one error (one edit-and-rerun round instead of one per problem).
+TEST(RegistryErrors, EveryProblemOfAFileAtOnce) {
+  Registry r = make();
+  const double dtfac = r.get_real("Time", "dtfac");
+  InputError e =
+      apply_error(r, std::string(kActive) + "CoordBase::xmni = 0.5\n" // line 2: unknown parameter
+                                            "Saguaro::fd_order = 5\n" // line 3: out of range
+                                            "CoordBse::xmin = 0.5\n"  // line 4: unknown thorn
+                                            "Cactus::cctk_itlast = 2.5\n" // line 5: wrong type
+                                            "Time::dtfac = 0.125\n");     // line 6: fine
+  ASSERT_EQ(e.diagnostics().size(), 4u) << e.what();
+  EXPECT_EQ(e.diagnostics()[0].loc.line, 2);
+  EXPECT_EQ(e.diagnostics()[1].loc.line, 3);
+  EXPECT_EQ(e.diagnostics()[2].loc.line, 4);
+  EXPECT_EQ(e.diagnostics()[3].loc.line, 5);
+  EXPECT_EQ(r.get_real("Time", "dtfac"), dtfac) << "nothing is applied";
+  std::string many(kActive);
+  for (int i = 0; i < 80; ++i) many += "CoordBase::nope" + std::to_string(i) + " = 1\n";
+  e = apply_error(r, many);
+  ASSERT_EQ(e.diagnostics().size(), 51u);
+  EXPECT_EQ(e.diagnostics().back().message, "30 more problems not shown");
+}
+
 TEST(RegistryErrors, KeywordNotInTheList) {
   InputError e = apply_error("MoL::ODE_Method = \"RK44\"\n");
   EXPECT_EQ(e.loc().line, 1);
