@@ -14,6 +14,7 @@
 #include <fstream>
 #include <ostream>
 #include <sstream>
+#include <utility>
 
 namespace saguaro::host {
 namespace fs = std::filesystem;
@@ -110,36 +111,55 @@ void Simulation::checkpoint(bool force) {
     log_ << fmt::format("checkpoint at iteration {} in {}\n", iteration_, checkpoint_dir_);
 }
 
-// Continues from the newest checkpoint; output lines written after it by the interrupted
-// run are dropped so the series reads as if the run had never stopped.
+// Continues from the newest usable checkpoint: a damaged one is reported and the one before it
+// tried (io::recover_newest_checkpoint; every rank tries the same ones and agrees on each).
+// Without a checkpoint, "autoprobe" starts afresh and "auto" stops; with checkpoints of which
+// none is usable, both stop (a fresh start would truncate the output of the run they belong
+// to), listing what was tried.
 bool Simulation::recover() {
   const param::Registry& reg = setup_.registry;
   const std::string mode = reg.get_keyword("IO", "recover");
   if (mode == "no") return false;
   std::string dir = param::expand_parfile(reg.get_string("IO", "recover_dir"), setup_.par_path);
   if (dir.empty()) dir = checkpoint_dir_;
-  int it = io::newest_checkpoint(dir);
-  if (it < 0) {
-    if (mode == "auto")
-      par_error(setup_, "IO", "recover",
-                fmt::format("IO::recover = \"auto\" but there is no checkpoint in '{}'", dir),
-                {{{}, "use \"autoprobe\" to start from initial data when there is none"}});
-    return false;
-  }
   std::vector<std::string> names;
   std::vector<double*> data;
   for (int e : evolved_) {
     names.push_back(fields_->name(e));
     data.push_back(fields_->host_mirror(e));
   }
-  io::CheckpointState state = io::read_checkpoint(dir, it, *decomposition_, names, data);
+  const io::Recovery found = io::recover_newest_checkpoint(dir, *decomposition_, names, data);
+  if (rank_ == 0)
+    for (const io::UnusableCheckpoint& bad : found.unusable)
+      log_ << fmt::format("saguaro: warning: the checkpoint at iteration {} in {} is unusable, "
+                          "trying the one before it: {}\n",
+                          bad.iteration, dir, bad.reason)
+           << std::flush;
+  if (!found.state) {
+    if (found.complete.empty()) {
+      if (mode == "auto")
+        par_error(setup_, "IO", "recover",
+                  fmt::format("IO::recover = \"auto\" but there is no checkpoint in '{}'", dir),
+                  {{{}, "use \"autoprobe\" to start from initial data when there is none"}});
+      return false;
+    }
+    std::vector<support::Note> tried;
+    for (const io::UnusableCheckpoint& bad : found.unusable)
+      tried.push_back({{}, fmt::format("tried iteration {}: {}", bad.iteration, bad.reason)});
+    par_error(setup_, "IO", "recover",
+              fmt::format("IO::recover = \"{}\" but none of the {} checkpoint{} in '{}' is usable",
+                          mode, found.complete.size(), found.complete.size() == 1 ? "" : "s", dir),
+              std::move(tried));
+  }
   for (int e : evolved_) fields_->upload(e);
-  iteration_ = state.iteration;
-  time_ = state.time;
-  dt_ = state.dt;
+  iteration_ = found.state->iteration;
+  time_ = found.state->time;
+  dt_ = found.state->dt;
   last_checkpoint_ = iteration_;
   if (rank_ == 0) {
     log_ << fmt::format("recovered from iteration {} (t = {}) in {}\n", iteration_, time_, dir);
+    // Output lines written after it by the interrupted run are dropped so the series reads as
+    // if the run had never stopped.
     for (const std::string& v : norm_vars_) {
       fs::path file = fs::path(out_dir_) / (v + ".norms.tsv");
       if (!fs::exists(file)) continue;

@@ -1,18 +1,24 @@
 // Checkpoints: written one file per rank and marked complete, found, and read back on any rank
-// count. The plumbing it shares with the HDF5 output is in hdf5_support.hpp.
+// count; recovery tries them newest first and skips the damaged ones.
+//
+// Every dataset carries a Fletcher-32 checksum (HDF5's filter, on chunks of at most 32 MiB), so
+// a corrupted byte in the data is an error when it is read, not a wrong state; a truncated file
+// fails in H5Fopen, a damaged header in HDF5's own checks or in the attributes read back.
 #include "io/hdf5_support.hpp"
 #include "io/io.hpp"
 
 #include "support/files.hpp"
+#include "support/hash.hpp"
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <regex>
-#include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -23,17 +29,13 @@ using namespace h5;
 
 namespace {
 
-// A file made under `tmp` (a fixed name, so that a later run finds and removes the debris of a
-// crashed write) and renamed over its final name once complete and on disk.
-support::AtomicWrite durable_via(const std::string& tmp) {
-  return support::AtomicWrite{"saguaro output", tmp, true};
-}
-
 // ---------------------------------------------------------------------------------------------
 // Names
 
+constexpr std::string_view kPrefix = "checkpoint.chkpt.it_";
+
 std::string checkpoint_stem(const std::string& dir, int iteration) {
-  return (fs::path(dir) / ("checkpoint.chkpt.it_" + std::to_string(iteration))).string();
+  return (fs::path(dir) / (std::string(kPrefix) + std::to_string(iteration))).string();
 }
 std::string checkpoint_file(const std::string& dir, int iteration, int rank) {
   return checkpoint_stem(dir, iteration) + ".file_" + std::to_string(rank) + ".h5";
@@ -42,18 +44,44 @@ std::string checkpoint_marker(const std::string& dir, int iteration) {
   return checkpoint_stem(dir, iteration) + ".done";
 }
 
-// Iterations of the complete checkpoints (those with a `.done` marker) in `dir`.
-std::set<int> complete_checkpoints(const std::string& dir) {
-  static const std::regex marker(R"(checkpoint\.chkpt\.it_(\d+)\.done)");
-  std::set<int> found;
+// The iteration of a name `checkpoint.chkpt.it_<N><rest>` (N of at most 9 digits), with `rest`
+// set to what follows the digits; -1 for any other name.
+int parse_iteration(std::string_view name, std::string_view* rest) {
+  if (name.substr(0, kPrefix.size()) != kPrefix) return -1;
+  name.remove_prefix(kPrefix.size());
+  std::size_t digits = 0;
+  int iteration = 0;
+  while (digits < name.size() && digits < 10 && name[digits] >= '0' && name[digits] <= '9')
+    iteration = iteration * 10 + (name[digits++] - '0');
+  if (digits == 0 || digits > 9) return -1;
+  *rest = name.substr(digits);
+  return iteration;
+}
+
+// `.file_<digits>.h5`, optionally followed by `.tmp`.
+bool is_rank_file_suffix(std::string_view rest) {
+  constexpr std::string_view file = ".file_";
+  if (rest.substr(0, file.size()) != file) return false;
+  rest.remove_prefix(file.size());
+  std::size_t digits = 0;
+  while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') ++digits;
+  if (digits == 0) return false;
+  rest.remove_prefix(digits);
+  return rest == ".h5" || rest == ".h5.tmp";
+}
+
+// Iterations of the complete checkpoints (those with a `.done` marker) in `dir`, oldest first.
+std::vector<int> complete_checkpoints(const std::string& dir) {
+  std::vector<int> found;
   std::error_code ec;
   fs::directory_iterator it(dir, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
+    std::string_view rest;
     const std::string name = it->path().filename().string();
-    std::smatch match;
-    if (std::regex_match(name, match, marker) && match[1].length() < 10)
-      found.insert(std::stoi(match[1].str()));
+    const int iteration = parse_iteration(name, &rest);
+    if (iteration >= 0 && rest == ".done") found.push_back(iteration);
   }
+  std::sort(found.begin(), found.end());
   return found;
 }
 
@@ -61,14 +89,108 @@ std::set<int> complete_checkpoints(const std::string& dir) {
 void remove_checkpoint(const std::string& dir, int iteration) {
   remove_quietly(checkpoint_marker(dir, iteration));
   remove_quietly(checkpoint_marker(dir, iteration) + ".tmp");
-  const std::regex file("checkpoint\\.chkpt\\.it_" + std::to_string(iteration) +
-                        R"(\.file_\d+\.h5(\.tmp)?)");
   std::vector<fs::path> doomed;
   std::error_code ec;
   fs::directory_iterator it(dir, ec), end;
-  for (; !ec && it != end; it.increment(ec))
-    if (std::regex_match(it->path().filename().string(), file)) doomed.push_back(it->path());
+  for (; !ec && it != end; it.increment(ec)) {
+    std::string_view rest;
+    const std::string name = it->path().filename().string();
+    if (parse_iteration(name, &rest) == iteration && is_rank_file_suffix(rest))
+      doomed.push_back(it->path());
+  }
   for (const auto& path : doomed) remove_quietly(path.string());
+}
+
+// A file made under `tmp` (a fixed name, so that a later run finds and removes the debris of a
+// crashed write) and renamed over its final name once complete and on disk.
+support::AtomicWrite durable_via(const std::string& tmp) {
+  return support::AtomicWrite{"saguaro checkpoint", tmp, true};
+}
+
+// Chunked storage with a Fletcher-32 checksum for a dataset of `dims` {z, y, x}: whole x-y
+// planes (or rows, for planes above the limit) in chunks of at most 2^22 values. Empty
+// datasets, which HDF5 cannot chunk, stay contiguous and carry no checksum.
+Id checksummed_layout(const File& file, const std::array<hsize_t, 3>& dims) {
+  Id plist = checked(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, file.path, "H5Pcreate");
+  if (dims[0] * dims[1] * dims[2] == 0) return plist;
+  constexpr hsize_t kChunkValues = hsize_t(1) << 22;
+  const hsize_t plane = dims[1] * dims[2];
+  std::array<hsize_t, 3> chunk = dims;
+  chunk[0] = std::clamp<hsize_t>(kChunkValues / plane, 1, dims[0]);
+  if (plane > kChunkValues) chunk[1] = std::clamp<hsize_t>(kChunkValues / dims[2], 1, dims[1]);
+  checked(H5Pset_chunk(plist, 3, chunk.data()), file.path, "H5Pset_chunk");
+  checked(H5Pset_fletcher32(plist), file.path, "H5Pset_fletcher32");
+  return plist;
+}
+
+// What a rank file holds besides its data, with a digest over it (attribute `digest`), so that
+// a damaged value is an error when it is read rather than a wrong state.
+struct FileHeader {
+  int iteration = 0, nprocs = 0, rank = 0, ghost = 0;
+  double time = 0.0, dt = 0.0;
+  grid::Index3 points{};
+  std::array<double, 3> origin{}, spacing{};
+
+  std::uint64_t digest() const {
+    std::string bytes;
+    auto add = [&](const auto& value) {
+      bytes.append(reinterpret_cast<const char*>(&value), sizeof value);
+    };
+    add(iteration), add(nprocs), add(rank), add(ghost), add(time), add(dt);
+    add(points), add(origin), add(spacing);
+    return support::fnv1a64(bytes);
+  }
+};
+
+void write_header(const File& file, const FileHeader& h) {
+  write_int(file, file.id, "iteration", h.iteration);
+  write_double(file, file.id, "time", h.time);
+  write_double(file, file.id, "dt", h.dt);
+  write_int(file, file.id, "nprocs", h.nprocs);
+  write_int(file, file.id, "rank", h.rank);
+  write_ints(file, file.id, "grid_points", h.points.data(), 3);
+  write_int(file, file.id, "ghost", h.ghost);
+  write_doubles(file, file.id, "origin", h.origin.data(), 3);
+  write_doubles(file, file.id, "spacing", h.spacing.data(), 3);
+  write_u64(file, file.id, "digest", h.digest());
+}
+
+// Reads the header back and checks its digest (files written before there was one have none).
+FileHeader read_header(const File& file) {
+  FileHeader h;
+  const char* where = "the file";
+  h.iteration = read_int(file, file.id, where, "iteration");
+  h.time = read_double(file, file.id, where, "time");
+  h.dt = read_double(file, file.id, where, "dt");
+  h.nprocs = read_int(file, file.id, where, "nprocs");
+  h.rank = read_int(file, file.id, where, "rank");
+  read_attribute(file, file.id, where, "grid_points", H5T_NATIVE_INT, h.points.data(), 3);
+  h.ghost = read_int(file, file.id, where, "ghost");
+  read_attribute(file, file.id, where, "origin", H5T_NATIVE_DOUBLE, h.origin.data(), 3);
+  read_attribute(file, file.id, where, "spacing", H5T_NATIVE_DOUBLE, h.spacing.data(), 3);
+  if (attribute_exists(file, file.id, "digest")) {
+    std::uint64_t stored = 0;
+    read_attribute(file, file.id, where, "digest", H5T_NATIVE_UINT64, &stored, 1);
+    if (stored != h.digest())
+      throw std::runtime_error(file.path + ": the attributes do not match their digest (damaged)");
+  }
+  return h;
+}
+
+// A rank file's header against the first file's and this run's grid.
+void check_header(const std::string& path, const FileHeader& h, const FileHeader& first, int rank,
+                  const grid::Index3& points) {
+  if (h.points != points)
+    throw std::runtime_error(path + ": grid differs: the checkpoint has " +
+                             std::to_string(h.points[0]) + "x" + std::to_string(h.points[1]) + "x" +
+                             std::to_string(h.points[2]) + " points, this run " +
+                             std::to_string(points[0]) + "x" + std::to_string(points[1]) + "x" +
+                             std::to_string(points[2]));
+  if (h.rank != rank || h.iteration != first.iteration || h.nprocs != first.nprocs ||
+      std::memcmp(&h.time, &first.time, sizeof h.time) != 0 ||
+      std::memcmp(&h.dt, &first.dt, sizeof h.dt) != 0)
+    throw std::runtime_error(path + ": its rank, iteration, time or rank count disagrees with " +
+                             "the checkpoint's first file (damaged or mixed up)");
 }
 
 } // namespace
@@ -112,15 +234,12 @@ void write_checkpoint(const std::string& dir, const grid::Decomposition& decompo
           File file = create_file(tmp);
           file.path = path + " (via " + tmp + ")";
           const grid::Index3 points = patch.spec.points;
-          write_int(file, file.id, "iteration", iteration);
-          write_double(file, file.id, "time", state.time);
-          write_double(file, file.id, "dt", state.dt);
-          write_int(file, file.id, "nprocs", size);
-          write_int(file, file.id, "rank", rank);
-          write_ints(file, file.id, "grid_points", points.data(), 3);
-          write_int(file, file.id, "ghost", patch.ghost());
-          write_doubles(file, file.id, "origin", patch.spec.origin.data(), 3);
-          write_doubles(file, file.id, "spacing", patch.spec.spacing.data(), 3);
+          FileHeader header;
+          header.iteration = iteration, header.nprocs = size, header.rank = rank;
+          header.ghost = patch.ghost(), header.time = state.time, header.dt = state.dt;
+          header.points = points, header.origin = patch.spec.origin;
+          header.spacing = patch.spec.spacing;
+          write_header(file, header);
           {
             Id group =
                 checked(H5Gcreate2(file.id, kMetadataGroup, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
@@ -139,8 +258,9 @@ void write_checkpoint(const std::string& dir, const grid::Decomposition& decompo
             if (link_exists(file, file.id, name))
               throw std::invalid_argument(file.path + ": variable '" + name + "' given twice");
             Id space = simple_space(file, 3, dims.data());
+            Id layout = checksummed_layout(file, dims);
             Id dataset = checked(H5Dcreate2(file.id, name.c_str(), H5T_IEEE_F64LE, space,
-                                            H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                                            H5P_DEFAULT, layout, H5P_DEFAULT),
                                  H5Dclose, file.path, "H5Dcreate2(" + name + ")");
             if (!empty) {
               Id memory = array_selection(file, patch, owned);
@@ -189,8 +309,8 @@ void write_checkpoint(const std::string& dir, const grid::Decomposition& decompo
 }
 
 int newest_checkpoint(const std::string& dir) {
-  const std::set<int> found = complete_checkpoints(dir);
-  return found.empty() ? -1 : *found.rbegin();
+  const std::vector<int> found = complete_checkpoints(dir);
+  return found.empty() ? -1 : found.back();
 }
 
 CheckpointState read_checkpoint(const std::string& dir, int iteration,
@@ -206,21 +326,23 @@ CheckpointState read_checkpoint(const std::string& dir, int iteration,
     if (names.size() != fields.size())
       throw std::invalid_argument("read_checkpoint: " + std::to_string(names.size()) +
                                   " names but " + std::to_string(fields.size()) + " fields");
-    const std::string first = checkpoint_file(dir, iteration, 0);
-    if (!fs::exists(first)) throw std::runtime_error(first + ": no such checkpoint file");
-    int nprocs = 0;
+    const std::string first_path = checkpoint_file(dir, iteration, 0);
+    if (!fs::exists(first_path)) throw std::runtime_error(first_path + ": no such checkpoint file");
+    FileHeader first;
     {
-      File file = open_file(first, false);
-      nprocs = read_int(file, file.id, "the file", "nprocs");
-      const int stored = read_int(file, file.id, "the file", "iteration");
-      if (stored != iteration)
-        throw std::runtime_error(first + ": holds iteration " + std::to_string(stored) +
-                                 ", expected " + std::to_string(iteration));
-      state.iteration = stored;
-      state.time = read_double(file, file.id, "the file", "time");
-      state.dt = read_double(file, file.id, "the file", "dt");
-      if (nprocs < 1) throw std::runtime_error(first + ": bad nprocs " + std::to_string(nprocs));
+      File file = open_file(first_path, false);
+      first = read_header(file);
+      if (first.iteration != iteration)
+        throw std::runtime_error(first_path + ": holds iteration " +
+                                 std::to_string(first.iteration) + ", expected " +
+                                 std::to_string(iteration));
+      if (first.nprocs < 1)
+        throw std::runtime_error(first_path + ": bad nprocs " + std::to_string(first.nprocs));
     }
+    state.iteration = first.iteration;
+    state.time = first.time;
+    state.dt = first.dt;
+    const int nprocs = first.nprocs;
 
     // The valid boxes of any decomposition tile the grid and its outer layers.
     const grid::Box owned = patch.valid();
@@ -239,14 +361,7 @@ CheckpointState read_checkpoint(const std::string& dir, int iteration,
         throw std::runtime_error(path + ": missing (checkpoint written by " +
                                  std::to_string(nprocs) + " ranks)");
       File file = open_file(path, false);
-      int file_points[3];
-      read_attribute(file, file.id, "the file", "grid_points", H5T_NATIVE_INT, file_points, 3);
-      if (file_points[0] != points[0] || file_points[1] != points[1] || file_points[2] != points[2])
-        throw std::runtime_error(
-            path + ": grid differs: the checkpoint has " + std::to_string(file_points[0]) + "x" +
-            std::to_string(file_points[1]) + "x" + std::to_string(file_points[2]) +
-            " points, this run " + std::to_string(points[0]) + "x" + std::to_string(points[1]) +
-            "x" + std::to_string(points[2]));
+      check_header(path, read_header(file), first, r, points);
 
       for (std::size_t v = 0; v < names.size(); ++v) {
         const std::string& name = names[v];
@@ -304,6 +419,35 @@ CheckpointState read_checkpoint(const std::string& dir, int iteration,
   });
   agree(comm, error, "read_checkpoint");
   return state;
+}
+
+std::vector<int> complete_checkpoints(const std::string& dir, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::vector<int> found;
+  if (rank == 0) found = complete_checkpoints(dir);
+  int count = static_cast<int>(found.size());
+  MPI_Bcast(&count, 1, MPI_INT, 0, comm);
+  found.resize(static_cast<std::size_t>(count));
+  MPI_Bcast(found.data(), count, MPI_INT, 0, comm);
+  std::reverse(found.begin(), found.end());
+  return found;
+}
+
+Recovery recover_newest_checkpoint(const std::string& dir, const grid::Decomposition& decomposition,
+                                   const std::vector<std::string>& names,
+                                   const std::vector<double*>& fields) {
+  Recovery recovery;
+  recovery.complete = complete_checkpoints(dir, decomposition.comm());
+  for (int iteration : recovery.complete) {
+    try {
+      recovery.state = read_checkpoint(dir, iteration, decomposition, names, fields);
+      return recovery;
+    } catch (const std::runtime_error& e) { // agreed: every rank throws it
+      recovery.unusable.push_back({iteration, e.what()});
+    }
+  }
+  return recovery;
 }
 
 } // namespace saguaro::io

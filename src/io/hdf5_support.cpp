@@ -134,6 +134,14 @@ void read_attribute(const File& file, hid_t loc, const std::string& where, const
                              " values, expected " + std::to_string(n));
   checked(H5Aread(attribute, type, values), file.path, "H5Aread(" + what + ")");
 }
+void write_u64(const File& file, hid_t loc, const char* name, std::uint64_t value) {
+  write_attribute(file, loc, name, H5T_NATIVE_UINT64, &value, 0);
+}
+bool attribute_exists(const File& file, hid_t loc, const char* name) {
+  const htri_t exists = H5Aexists(loc, name);
+  if (exists < 0) fail(file.path, std::string("H5Aexists(") + name + ")");
+  return exists > 0;
+}
 int read_int(const File& file, hid_t loc, const std::string& where, const char* name) {
   int value = 0;
   read_attribute(file, loc, where, name, H5T_NATIVE_INT, &value, 1);

@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -91,6 +92,7 @@ void write_ints(const File& file, hid_t loc, const char* name, const int* values
 void write_double(const File& file, hid_t loc, const char* name, double value);
 void write_doubles(const File& file, hid_t loc, const char* name, const double* values, hsize_t n);
 void write_string(const File& file, hid_t loc, const char* name, const std::string& value);
+void write_u64(const File& file, hid_t loc, const char* name, std::uint64_t value);
 // A string too large for an attribute, as a scalar fixed-length string dataset (Carpet's
 // WriteLargeAttribute), replacing one of the same name.
 void write_string_dataset(const File& file, hid_t loc, const char* name, const std::string& value);
@@ -98,6 +100,7 @@ void write_string_dataset(const File& file, hid_t loc, const char* name, const s
 // Reads a numeric attribute of exactly `n` values (n = 1 also accepts a scalar).
 void read_attribute(const File& file, hid_t loc, const std::string& where, const char* name,
                     hid_t type, void* values, hssize_t n);
+bool attribute_exists(const File& file, hid_t loc, const char* name);
 int read_int(const File& file, hid_t loc, const std::string& where, const char* name);
 double read_double(const File& file, hid_t loc, const std::string& where, const char* name);
 

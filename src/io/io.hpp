@@ -12,6 +12,9 @@
 
 #include "grid/grid.hpp"
 
+#include <mpi.h>
+
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,8 +47,8 @@ void write_hdf5(const std::string& dir, const grid::Patch& patch, const std::str
 // Checkpoints: `<dir>/checkpoint.chkpt.it_<N>.file_<rank>.h5`, written to a `.tmp` name and
 // renamed when complete; a checkpoint counts only when every rank's file exists (rank 0
 // writes `checkpoint.chkpt.it_<N>.done` after a barrier). Holds each variable's valid box (owned
-// points and outer boundary layers) with its global origin, the state (iteration, time, dt), the
-// number of ranks and the parameter text.
+// points and outer boundary layers, with a Fletcher-32 checksum) with its global origin, the
+// state (iteration, time, dt), the number of ranks and the parameter text.
 struct CheckpointState {
   int iteration = 0;
   double time = 0.0;
@@ -58,6 +61,9 @@ void write_checkpoint(const std::string& dir, const grid::Decomposition& decompo
                       const std::string& parameters_text, int keep = 2);
 // The iteration of the newest complete checkpoint in `dir`, or -1.
 int newest_checkpoint(const std::string& dir);
+// Collective: the iterations of the complete checkpoints in `dir`, newest first, as rank 0
+// finds them (so every rank has the same list).
+std::vector<int> complete_checkpoints(const std::string& dir, MPI_Comm comm);
 // Collective. Reads checkpoint `iteration` into the valid points of `fields` (any rank count
 // may have written it: each rank reads the parts of every file that overlap its box). Throws
 // std::runtime_error with the file name when a variable is missing or the grid differs.
@@ -65,5 +71,25 @@ CheckpointState read_checkpoint(const std::string& dir, int iteration,
                                 const grid::Decomposition& decomposition,
                                 const std::vector<std::string>& names,
                                 const std::vector<double*>& fields);
+
+// A complete checkpoint that could not be read back, and why (the error names the file).
+struct UnusableCheckpoint {
+  int iteration = 0;
+  std::string reason;
+};
+// What recovery found in a directory.
+struct Recovery {
+  std::optional<CheckpointState> state;     // the checkpoint read, when one was usable
+  std::vector<int> complete;                // the complete checkpoints, newest first
+  std::vector<UnusableCheckpoint> unusable; // those tried before it, newest first
+};
+// Collective. Reads the newest complete checkpoint that reads back whole; a damaged one (a
+// file missing, truncated or corrupted, a variable missing, another grid) is skipped and the
+// next older one tried. Every rank tries the same checkpoints in the same order and agrees on
+// each outcome, so all of them end with the same one. `state` is empty when no checkpoint is
+// usable (or there is none: `complete` is empty).
+Recovery recover_newest_checkpoint(const std::string& dir, const grid::Decomposition& decomposition,
+                                   const std::vector<std::string>& names,
+                                   const std::vector<double*>& fields);
 
 } // namespace saguaro::io

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -334,7 +335,8 @@ TEST(Checkpoint, OtherFailuresThrowOnEveryRank) {
       },
       {"checkpoint.chkpt.it_50.file_0.h5", "grid"});
 
-  // A rank file replaced by another: some points read twice, others never.
+  // A rank file replaced by another: its header says so (and some points would be read twice,
+  // others never).
   if (world_size() >= 2) {
     std::error_code ec;
     if (world_rank() == 0)
@@ -347,7 +349,7 @@ TEST(Checkpoint, OtherFailuresThrowOnEveryRank) {
           saguaro::io::read_checkpoint(tmp.path(), 50, decomposition, kNames,
                                        {u.data(), rho.data()});
         },
-        {"checkpoint.chkpt.it_50", "times, expected once"});
+        {"checkpoint.chkpt.it_50.file_1.h5", "disagrees"});
   }
 
   // A write into a place that cannot be a directory.
@@ -360,6 +362,117 @@ TEST(Checkpoint, OtherFailuresThrowOnEveryRank) {
                                       {1, 0.0, 0.1}, "");
       },
       {blocker});
+}
+
+// Damage done by rank 0 to one rank file, then everybody proceeds.
+void damage(const std::function<void()>& how) {
+  if (world_rank() == 0) how();
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Flips one byte in the middle of the first chunk of `dataset` in `path`: the data, not the
+// file's structure.
+void flip_data_byte(const std::string& path, const char* dataset) {
+  haddr_t address = HADDR_UNDEF;
+  hsize_t size = 0;
+  {
+    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    ASSERT_GE(file, 0) << path;
+    const hid_t d = H5Dopen2(file, dataset, H5P_DEFAULT);
+    ASSERT_GE(d, 0) << dataset;
+    hsize_t offset[3] = {0, 0, 0};
+    unsigned mask = 0;
+    const hid_t space = H5Dget_space(d);
+    EXPECT_GE(H5Dget_chunk_info(d, space, 0, offset, &mask, &address, &size), 0);
+    H5Sclose(space);
+    H5Dclose(d);
+    H5Fclose(file);
+  }
+  ASSERT_GT(size, 0u);
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekg(static_cast<std::streamoff>(address + size / 2));
+  char byte = 0;
+  file.read(&byte, 1);
+  byte = static_cast<char>(byte ^ 0x10);
+  file.seekp(static_cast<std::streamoff>(address + size / 2));
+  file.write(&byte, 1);
+}
+
+// Replaces the value of a double attribute of the file (a damaged header).
+void rewrite_attribute(const std::string& path, const char* name, double value) {
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(file, 0) << path;
+  const hid_t attribute = H5Aopen(file, name, H5P_DEFAULT);
+  EXPECT_GE(H5Awrite(attribute, H5T_NATIVE_DOUBLE, &value), 0);
+  H5Aclose(attribute);
+  H5Fclose(file);
+}
+
+// Recovery takes the newest checkpoint that reads back whole: a truncated file, a corrupted
+// byte of data (Fletcher-32) and a missing rank file are each reported, with the file, and
+// the next older checkpoint tried; all ranks end with the same one.
+TEST(Checkpoint, RecoveryFallsBackPastDamagedCheckpoints) {
+  SharedTempDir tmp;
+  for (int it : {10, 20, 30}) write_world(tmp.path(), it, 0);
+  damage([&] { fs::resize_file(rank_file(tmp.path(), 30, 0), 2000); });
+  damage([&] { flip_data_byte(rank_file(tmp.path(), 20, 0), "wave::rho"); });
+  EXPECT_EQ(saguaro::io::complete_checkpoints(tmp.path(), MPI_COMM_WORLD),
+            (std::vector<int>{30, 20, 10}));
+
+  Decomposition decomposition(test_spec(), MPI_COMM_WORLD);
+  const Patch& patch = decomposition.patch();
+  std::vector<double> u(patch.points(), 0.0), rho(patch.points(), 0.0);
+  saguaro::io::Recovery found = saguaro::io::recover_newest_checkpoint(
+      tmp.path(), decomposition, kNames, {u.data(), rho.data()});
+  ASSERT_TRUE(found.state.has_value());
+  EXPECT_EQ(found.state->iteration, 10);
+  EXPECT_EQ(found.state->time, 1.25);
+  EXPECT_TRUE(matches(patch, u, f, 0.0));
+  EXPECT_TRUE(matches(patch, rho, h, 0.0));
+  ASSERT_EQ(found.unusable.size(), 2u);
+  EXPECT_EQ(found.unusable[0].iteration, 30);
+  EXPECT_NE(found.unusable[0].reason.find(rank_file(tmp.path(), 30, 0)), std::string::npos)
+      << found.unusable[0].reason;
+  EXPECT_NE(found.unusable[0].reason.find("truncated"), std::string::npos)
+      << found.unusable[0].reason;
+  EXPECT_EQ(found.unusable[1].iteration, 20);
+  EXPECT_NE(found.unusable[1].reason.find(rank_file(tmp.path(), 20, 0)), std::string::npos)
+      << found.unusable[1].reason;
+  EXPECT_NE(found.unusable[1].reason.find("H5Dread(wave::rho)"), std::string::npos)
+      << found.unusable[1].reason;
+
+  // With the last one gone too, none is usable: every one is listed, nothing is recovered.
+  damage([&] { fs::remove(rank_file(tmp.path(), 10, world_size() - 1)); });
+  found = saguaro::io::recover_newest_checkpoint(tmp.path(), decomposition, kNames,
+                                                 {u.data(), rho.data()});
+  EXPECT_FALSE(found.state.has_value());
+  EXPECT_EQ(found.complete, (std::vector<int>{30, 20, 10}));
+  ASSERT_EQ(found.unusable.size(), 3u);
+  EXPECT_NE(found.unusable[2].reason.find(rank_file(tmp.path(), 10, world_size() - 1)),
+            std::string::npos)
+      << found.unusable[2].reason;
+
+  // An empty directory: nothing found, nothing tried.
+  found = saguaro::io::recover_newest_checkpoint(tmp.path() + "/none", decomposition, kNames,
+                                                 {u.data(), rho.data()});
+  EXPECT_FALSE(found.state.has_value());
+  EXPECT_TRUE(found.complete.empty());
+  EXPECT_TRUE(found.unusable.empty());
+}
+
+// A damaged value in a file's header (here its time) does not match the digest stored with it.
+TEST(Checkpoint, ADamagedHeaderIsAnError) {
+  SharedTempDir tmp;
+  write_world(tmp.path(), 40);
+  damage([&] { rewrite_attribute(rank_file(tmp.path(), 40, world_size() - 1), "time", 5.5); });
+  Decomposition decomposition(test_spec(), MPI_COMM_WORLD);
+  const Patch& patch = decomposition.patch();
+  std::vector<double> u(patch.points()), rho(patch.points());
+  expect_collective_error(
+      [&] {
+        saguaro::io::read_checkpoint(tmp.path(), 40, decomposition, kNames, {u.data(), rho.data()});
+      },
+      {rank_file(tmp.path(), 40, world_size() - 1), "digest"});
 }
 
 } // namespace

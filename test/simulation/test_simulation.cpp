@@ -296,6 +296,61 @@ TEST(Checkpoint, RecoveredRunIsBitIdentical) {
   }
 }
 
+// A damaged newest checkpoint (here truncated, as a full disk or an interrupted copy leaves it)
+// is reported with its file and the one before it used: the run still ends bit-identical to one
+// that went straight through, with the same norms (issue 23: H5Fopen failed, MPI_Abort).
+TEST(Checkpoint, DamagedNewestCheckpointFallsBackToThePreviousOne) {
+  SharedTempDir dir("ckfb");
+  auto par_text = [&](const std::string& out, int itlast, const std::string& recover) {
+    return wave_par(12, 4,
+                    {{"IO::out_dir", quoted(dir / out)},
+                     {"Cactus::terminate", quoted("iteration")},
+                     {"Cactus::cctk_itlast", std::to_string(itlast)},
+                     {"IO::out_every", "5"},
+                     {"IO::checkpoint_every", "10"},
+                     {"IO::checkpoint_keep", "2"},
+                     {"IO::recover", quoted(recover)},
+                     {"IOHDF5::out_every", "10"},
+                     {"IOHDF5::out_vars", quoted("WaveDemo::phi")}});
+  };
+  std::vector<std::vector<double>> straight, resumed;
+  auto grab = [](std::vector<std::vector<double>>& into) {
+    return [&into](host::Simulation& sim) {
+      const grid::Patch& p = sim.decomposition().patch();
+      for (const char* v : {"phi", "pi"}) {
+        const double* u = sim.fields().host(sim.fields().find(v));
+        into.emplace_back(u, u + p.points());
+      }
+    };
+  };
+  write_file(dir / "a.par", par_text("a", 40, "no"));
+  run_par(dir / "a.par", MPI_COMM_WORLD, grab(straight));
+  write_file(dir / "b1.par", par_text("b", 34, "no")); // checkpoints at 20 and 30 kept
+  run_par(dir / "b1.par", MPI_COMM_WORLD);
+  const std::string damaged = dir / "b/checkpoints/checkpoint.chkpt.it_30.file_0.h5";
+  if (world_rank() == 0) std::filesystem::resize_file(damaged, 1000);
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  write_file(dir / "b2.par", par_text("b", 40, "auto"));
+  std::ostringstream log;
+  {
+    host::Simulation sim(host::load_setup(dir / "b2.par"), MPI_COMM_WORLD, log);
+    sim.run();
+    EXPECT_EQ(sim.iteration(), 40);
+    grab(resumed)(sim);
+  }
+  ASSERT_EQ(straight.size(), resumed.size());
+  for (std::size_t v = 0; v < straight.size(); ++v) EXPECT_EQ(straight[v], resumed[v]) << v;
+  if (world_rank() == 0) {
+    EXPECT_NE(log.str().find("warning: the checkpoint at iteration 30"), std::string::npos)
+        << log.str();
+    EXPECT_NE(log.str().find(damaged), std::string::npos) << log.str();
+    EXPECT_NE(log.str().find("recovered from iteration 20"), std::string::npos) << log.str();
+    EXPECT_EQ(read_file(dir / "a/phi.norms.tsv"), read_file(dir / "b/phi.norms.tsv"));
+    EXPECT_EQ(read_file(dir / "a/pi.norms.tsv"), read_file(dir / "b/pi.norms.tsv"));
+  }
+}
+
 // The driver's HDF5 output opens with the HDF5 C API and carries Carpet's names.
 TEST(Output, HDF5DatasetsPerIteration) {
   SharedTempDir dir("h5");
