@@ -302,6 +302,7 @@ void Simulation::run() {
   ensure_ghosts(); // the final state whole, ghosts included
   if (reg.get_bool("IO", "checkpoint_on_terminate")) checkpoint(true);
   ex.run("TERMINATE");
+  finish_output();
   write_step_breakdown();
   if (rank_ == 0) {
     log_ << fmt::format("\nfinished at iteration {}, t = {:.6g}\n", iteration_, time_);

@@ -177,6 +177,11 @@ bool Simulation::recover() {
   return true;
 }
 
+// The end of a run's output: what the HDF5 writes kept for the next one goes.
+void Simulation::finish_output() {
+  for (const std::string& v : hdf5_vars_) io::finish_hdf5(out_dir_, v, rank_);
+}
+
 bool Simulation::terminate() const {
   const param::Registry& reg = setup_.registry;
   const std::string how = reg.get_keyword("Cactus", "terminate");

@@ -3,7 +3,7 @@
 // in the arrays' space.
 //
 // HDF5 files are written one per variable per rank, `<dir>/<var>.file_<rank>.h5` (lowercase
-// variable name), appended to at every output iteration, as CarpetIOHDF5 does with
+// variable name), one dataset added at every output iteration, as CarpetIOHDF5 does with
 // out3D/one_file_per_proc. Each rank writes its allocated box (owned points plus the ghost
 // layers: ghosts between ranks, outer boundary points at outer faces), with
 // cctk_nghostzones = ghost width and cctk_bbox marking outer faces, so kuibit, VisIt and yt
@@ -34,15 +34,21 @@ void append_norms(const std::string& dir, const grid::Decomposition& decompositi
                   const std::string& variable, const double* field, const OutputStamp& stamp,
                   runtime::ArraySpace& space = runtime::host_space());
 
-// One dataset `THORN::var it=N tl=0 rl=0 c=R` with the Carpet attributes, appended to this
-// rank's file for `var`; the file is created with the group
+// One dataset `THORN::var it=N tl=0 rl=0 c=R` with the Carpet attributes, added to this
+// rank's file for `var` (replacing one of the same name); the file is created with the group
 // `Parameters and Global Attributes` (attributes nioprocs, carpet_version-like fields, and the
 // parameter set as text). Not collective: every rank writes its own file.
-// The file is updated so that a crash mid-write leaves the previous good file intact
-// (write to `<file>.tmp`, copy of the old contents plus the new dataset, then rename).
+// The file itself is never modified: the next version is made under `<file>.tmp` and renamed
+// over it, so a crash at any instant leaves the file with every earlier dataset. The version
+// it replaces is kept as `<file>.prev`, from which the next write starts (it lacks only the
+// newest dataset), so that a write costs the same at the first output and the thousandth
+// (hdf5.cpp says why not HDF5's in-place append).
 void write_hdf5(const std::string& dir, const grid::Patch& patch, const std::string& thorn,
                 const std::string& variable, const double* field, const OutputStamp& stamp,
                 const std::string& parameters_text);
+// The end of a run: removes this rank's `<file>.prev` of `var` (a later run that continues
+// the file copies it once instead).
+void finish_hdf5(const std::string& dir, const std::string& variable, int rank);
 
 // Checkpoints: `<dir>/checkpoint.chkpt.it_<N>.file_<rank>.h5`, written to a `.tmp` name and
 // renamed when complete; a checkpoint counts only when every rank's file exists (rank 0

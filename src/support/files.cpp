@@ -61,12 +61,31 @@ void write_atomically(const fs::path& path, const std::function<void(const fs::p
     fs::remove(tmp, ec);
     throw;
   }
+  // The version being replaced, under a second name until the rename is done.
+  fs::path kept;
+  if (!how.previous.empty()) {
+    kept = how.previous.string() + ".tmp";
+    fs::remove(kept, ec);
+    fs::create_hard_link(path, kept, ec);
+    if (ec) kept.clear(); // no such file yet, or no hard links here
+  }
   fs::rename(tmp, path, ec);
   if (ec) {
     const std::string why = ec.message();
     fs::remove(tmp, ec);
+    if (!kept.empty()) fs::remove(kept, ec);
     throw std::runtime_error(how.who + ": cannot rename " + tmp.string() + " to " + path.string() +
                              ": " + why);
+  }
+  if (!how.previous.empty()) {
+    if (kept.empty())
+      fs::remove(how.previous, ec);
+    else
+      fs::rename(kept, how.previous, ec);
+    if (ec) { // the new file is in place; the next writer just finds no previous version
+      fs::remove(kept, ec);
+      fs::remove(how.previous, ec);
+    }
   }
   if (how.durable) {
     const fs::path dir = path.parent_path();

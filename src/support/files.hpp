@@ -26,10 +26,17 @@ struct AtomicWrite {
   // fsync the file before the rename and its directory after, so the file survives a crash
   // of the machine, not just of the process (checkpoints).
   bool durable = false;
+  // When set and `path` exists, the version it replaces stays on disk under this name (HDF5
+  // output: the next write starts from it). It is hard-linked to `<previous>.tmp` before the
+  // rename and moved to `previous` after it, so `path` never disappears and `previous`, when
+  // it exists, is always a whole earlier version. Where the file system has no hard links,
+  // `previous` is removed instead.
+  std::filesystem::path previous = {};
 };
 
 // Makes `path` whole or not at all: `make` writes the file at the temporary path it is given
-// (with an ofstream, the HDF5 library, a compiler ...), which is then renamed over `path`.
+// (with an ofstream, the HDF5 library, a compiler ...), which is then renamed over `path`
+// (keeping the version it replaces as `how.previous` when that is set).
 // When `make` throws, the temporary is removed and the exception passes on; a failed rename
 // throws std::runtime_error ("<who>: cannot rename ...").
 void write_atomically(const std::filesystem::path& path,

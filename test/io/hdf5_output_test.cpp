@@ -1,5 +1,6 @@
 // write_hdf5, read back with the HDF5 C API: file and dataset names, every attribute's type and
-// value, the data in C order, the metadata group, appending, replacing, crash safety.
+// value, the data in C order, the metadata group, appending, replacing, crash safety, the bytes a
+// write moves, the previous version a write keeps.
 #include "grid/grid.hpp"
 #include "io/io.hpp"
 #include "io/io_test_support.hpp"
@@ -312,6 +313,83 @@ TEST(Hdf5Output, FailureLeavesThePreviousFileIntact) {
   }
   EXPECT_EQ(file_bytes(path), garbage);
   EXPECT_FALSE(fs::exists(path + ".tmp"));
+}
+
+// Bytes this process has read and written through system calls so far (/proc/self/io: rchar
+// plus wchar; sendfile and copy_file_range count too), or -1 where the kernel does not say.
+long long io_bytes() {
+  std::ifstream in("/proc/self/io");
+  long long total = -1;
+  std::string key;
+  long long value = 0;
+  while (in >> key >> value)
+    if (key == "rchar:" || key == "wchar:") total = (total < 0 ? 0 : total) + value;
+  return total;
+}
+
+// The 40th write to a file moves as many bytes as the 5th: a write does not copy, read or
+// rewrite what the file already holds (issue 23: the whole file was copied at every output, so
+// the cost of a write grew with the run).
+TEST(Hdf5Output, AWriteMovesTheSameBytesWhateverTheFileHolds) {
+  if (io_bytes() < 0) GTEST_SKIP() << "no /proc/self/io here";
+  SharedTempDir tmp;
+  Decomposition decomposition(test_spec(), MPI_COMM_WORLD);
+  const Patch& patch = decomposition.patch();
+  const std::vector<double> field = fill(patch, 0.0);
+  std::vector<long long> moved;
+  for (int it = 1; it <= 40; ++it) {
+    const long long before = io_bytes();
+    saguaro::io::write_hdf5(tmp.path(), patch, "WaveToy", "u", field.data(),
+                            {it, 0.125 * it, 0.125}, kParameters);
+    moved.push_back(io_bytes() - before);
+  }
+  const long long one_dataset = static_cast<long long>(patch.points() * sizeof(double));
+  EXPECT_GT(moved[4], one_dataset);
+  EXPECT_LT(moved[39], moved[4] * 3 / 2) << "write 5 moved " << moved[4] << " bytes, write 40 "
+                                         << moved[39] << " (a dataset is " << one_dataset << ")";
+}
+
+std::vector<Expect> outputs(int rank, int from, int to) {
+  std::vector<Expect> out;
+  for (int it = from; it <= to; ++it)
+    out.push_back({"WaveToy::Phi it=" + std::to_string(it) + " tl=0 rl=0 c=" + std::to_string(rank),
+                   it, 0.125 * it, double(it)});
+  return out;
+}
+
+// A write starts from the version the last one replaced (<file>.prev, a whole file that lacks
+// only the newest dataset); without it, or with a damaged one, it starts from a copy of the file.
+TEST(Hdf5Output, ThePreviousVersionIsKeptAndRebuiltWhenLost) {
+  SharedTempDir tmp;
+  Decomposition decomposition(test_spec(), MPI_COMM_WORLD);
+  const Patch& patch = decomposition.patch();
+  const int rank = world_rank();
+  const std::string path = tmp.path() + "/phi.file_" + std::to_string(rank) + ".h5";
+  auto write = [&](int it) {
+    const std::vector<double> field = fill(patch, double(it));
+    saguaro::io::write_hdf5(tmp.path(), patch, "WaveToy", "Phi", field.data(),
+                            {it, 0.125 * it, 0.125}, kParameters);
+  };
+  for (int it = 1; it <= 4; ++it) write(it);
+  check_file(path, patch, outputs(rank, 1, 4));
+  check_file(path + ".prev", patch, outputs(rank, 1, 3));
+
+  fs::remove(path + ".prev"); // lost (a crash between the renames): the file is copied
+  write(5);
+  check_file(path, patch, outputs(rank, 1, 5));
+  check_file(path + ".prev", patch, outputs(rank, 1, 4));
+
+  std::ofstream(path + ".prev") << "damaged"; // not an HDF5 file: the file is copied
+  std::ofstream(path + ".tmp") << "debris of a crashed write";
+  write(6);
+  check_file(path, patch, outputs(rank, 1, 6));
+
+  saguaro::io::finish_hdf5(tmp.path(), "Phi", rank); // the end of a run drops it
+  EXPECT_FALSE(fs::exists(path + ".prev"));
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  write(7); // a run that continues the file
+  check_file(path, patch, outputs(rank, 1, 7));
+  check_file(path + ".prev", patch, outputs(rank, 1, 6));
 }
 
 } // namespace

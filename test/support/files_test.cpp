@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -71,6 +72,40 @@ TEST(WriteAtomically, AFixedDurableTemporary) {
   EXPECT_EQ(seen, dir / "c.h5.tmp");
   EXPECT_EQ(read_file_bytes(dir / "c.h5"), "data");
   EXPECT_EQ(names_in(dir), std::vector<std::string>{"c.h5"});
+  fs::remove_all(dir);
+}
+
+// The version a write replaces stays as `previous`; the file never disappears.
+TEST(WriteAtomically, KeepsTheReplacedVersion) {
+  const fs::path dir = fresh_dir("previous");
+  auto write = [&](const std::string& bytes) {
+    write_atomically(
+        dir / "f.h5",
+        [&](const fs::path& tmp) {
+          EXPECT_EQ(tmp, dir / "f.h5.tmp");
+          write_atomically(tmp, bytes, "test");
+        },
+        AtomicWrite{"test", dir / "f.h5.tmp", true, dir / "f.h5.prev"});
+  };
+  write("one"); // nothing to keep yet
+  EXPECT_EQ(names_in(dir), std::vector<std::string>{"f.h5"});
+  write("two");
+  EXPECT_EQ(read_file_bytes(dir / "f.h5"), "two");
+  EXPECT_EQ(read_file_bytes(dir / "f.h5.prev"), "one");
+  write("three");
+  EXPECT_EQ(read_file_bytes(dir / "f.h5"), "three");
+  EXPECT_EQ(read_file_bytes(dir / "f.h5.prev"), "two");
+  std::vector<std::string> names = names_in(dir);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"f.h5", "f.h5.prev"}));
+
+  // A failed write changes neither.
+  EXPECT_THROW(write_atomically(
+                   dir / "f.h5", [](const fs::path&) { throw std::runtime_error("no"); },
+                   AtomicWrite{"test", dir / "f.h5.tmp", false, dir / "f.h5.prev"}),
+               std::runtime_error);
+  EXPECT_EQ(read_file_bytes(dir / "f.h5"), "three");
+  EXPECT_EQ(read_file_bytes(dir / "f.h5.prev"), "two");
   fs::remove_all(dir);
 }
 
