@@ -243,7 +243,9 @@ void Simulation::run() {
   }
 
   for (const char* bin : {"STARTUP", "PARAMCHECK", "BASEGRID"}) ex.run(bin);
-  if (!recover()) {
+  const bool recovered = recover();
+  start_output(recovered);
+  if (!recovered) {
     ex.run("INITIAL");
     ex.run("POSTINITIAL");
     ex.run("ANALYSIS");

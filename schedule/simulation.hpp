@@ -118,6 +118,7 @@ private:
   bool write_prediction_log(bool at_end);
   void checkpoint(bool force);
   bool recover();
+  void start_output(bool recovered);
   void finish_output();
   void boundary_rhs();
   void boundary_state();

@@ -5,15 +5,12 @@
 
 #include "io/io.hpp"
 #include "io/predictions.hpp"
-#include "support/files.hpp"
 
 #include <fmt/format.h>
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
-#include <sstream>
 #include <utility>
 
 namespace saguaro::host {
@@ -156,25 +153,23 @@ bool Simulation::recover() {
   time_ = found.state->time;
   dt_ = found.state->dt;
   last_checkpoint_ = iteration_;
-  if (rank_ == 0) {
+  if (rank_ == 0)
     log_ << fmt::format("recovered from iteration {} (t = {}) in {}\n", iteration_, time_, dir);
-    // Output lines written after it by the interrupted run are dropped so the series reads as
-    // if the run had never stopped.
-    for (const std::string& v : norm_vars_) {
-      fs::path file = fs::path(out_dir_) / (v + ".norms.tsv");
-      if (!fs::exists(file)) continue;
-      std::ifstream in(file);
-      std::ostringstream kept;
-      std::string line;
-      while (std::getline(in, line)) {
-        if (!line.empty() && line[0] != '#' && std::stol(line) > iteration_) continue;
-        kept << line << "\n";
-      }
-      in.close();
-      support::write_atomically(file, kept.str(), "saguaro");
-    }
-  }
   return true;
+}
+
+// What the run does with the output files an earlier run left in IO::out_dir, decided once at
+// the start: a recovered run continues them (the norms cut back to the iteration it continues
+// from; HDF5 datasets after it are replaced as they are written again), a fresh run starts
+// them anew when IO::truncate_files says so (as Cactus does), else appends.
+void Simulation::start_output(bool recovered) {
+  if (recovered) {
+    for (const std::string& v : norm_vars_) io::keep_norms_through(out_dir_, v, iteration_, comm_);
+    return;
+  }
+  if (!setup_.registry.get_bool("IO", "truncate_files")) return;
+  for (const std::string& v : norm_vars_) io::truncate_norms(out_dir_, v, comm_);
+  for (const std::string& v : hdf5_vars_) io::remove_hdf5_output(out_dir_, v, comm_);
 }
 
 // The end of a run's output: what the HDF5 writes kept for the next one goes.

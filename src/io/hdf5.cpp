@@ -27,10 +27,14 @@
 #include "support/files.hpp"
 #include "support/text.hpp"
 
+#include <mpi.h>
+
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
+#include <vector>
 
 namespace saguaro::io {
 
@@ -162,6 +166,19 @@ void write_dataset(const File& file, const grid::Patch& patch, const std::string
   space.close(file.path, "H5Sclose");
 }
 
+// `<variable>.file_<digits>.h5` and the names a write makes next to it.
+bool is_output_file(std::string_view name, const std::string& stem) {
+  if (name.substr(0, stem.size()) != stem) return false;
+  name.remove_prefix(stem.size());
+  std::size_t digits = 0;
+  while (digits < name.size() && name[digits] >= '0' && name[digits] <= '9') ++digits;
+  if (digits == 0) return false;
+  name.remove_prefix(digits);
+  for (std::string_view suffix : {".h5", ".h5.tmp", ".h5.prev", ".h5.prev.tmp"})
+    if (name == suffix) return true;
+  return false;
+}
+
 } // namespace
 
 void write_hdf5(const std::string& dir, const grid::Patch& patch, const std::string& thorn,
@@ -207,6 +224,24 @@ void finish_hdf5(const std::string& dir, const std::string& variable, int rank) 
   const std::string path = output_file(dir, variable, rank);
   remove_quietly(path + ".prev");
   remove_quietly(path + ".prev.tmp");
+}
+
+void remove_hdf5_output(const std::string& dir, const std::string& variable, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const std::string error = capture([&] {
+    if (rank != 0) return;
+    const std::string stem = support::lower(variable) + ".file_";
+    std::vector<fs::path> doomed;
+    std::error_code ec;
+    fs::directory_iterator it(dir.empty() ? "." : dir, ec), end;
+    for (; !ec && it != end; it.increment(ec))
+      if (is_output_file(it->path().filename().string(), stem)) doomed.push_back(it->path());
+    for (const fs::path& path : doomed)
+      if (!fs::remove(path, ec) && ec)
+        throw std::runtime_error("cannot remove " + path.string() + ": " + ec.message());
+  });
+  agree(comm, error, "remove_hdf5_output");
 }
 
 } // namespace saguaro::io

@@ -33,6 +33,13 @@ struct OutputStamp {
 void append_norms(const std::string& dir, const grid::Decomposition& decomposition,
                   const std::string& variable, const double* field, const OutputStamp& stamp,
                   runtime::ArraySpace& space = runtime::host_space());
+// At the start of a run, what it takes over of `<dir>/<var>.norms.tsv` (rank 0 acts; collective,
+// every rank throws when it fails). A fresh run with IO::truncate_files removes the file
+// (truncate_norms); a recovered run keeps the lines up to the iteration it continues from
+// (keep_norms_through), so that the file reads as if the run had never stopped.
+void truncate_norms(const std::string& dir, const std::string& variable, MPI_Comm comm);
+void keep_norms_through(const std::string& dir, const std::string& variable, int iteration,
+                        MPI_Comm comm);
 
 // One dataset `THORN::var it=N tl=0 rl=0 c=R` with the Carpet attributes, added to this
 // rank's file for `var` (replacing one of the same name); the file is created with the group
@@ -49,6 +56,9 @@ void write_hdf5(const std::string& dir, const grid::Patch& patch, const std::str
 // The end of a run: removes this rank's `<file>.prev` of `var` (a later run that continues
 // the file copies it once instead).
 void finish_hdf5(const std::string& dir, const std::string& variable, int rank);
+// A fresh run with IO::truncate_files: removes every rank's file of `var` from an earlier run
+// (any rank count) and what its writes left beside it (rank 0 acts; collective).
+void remove_hdf5_output(const std::string& dir, const std::string& variable, MPI_Comm comm);
 
 // Checkpoints: `<dir>/checkpoint.chkpt.it_<N>.file_<rank>.h5`, written to a `.tmp` name and
 // renamed when complete; a checkpoint counts only when every rank's file exists (rank 0

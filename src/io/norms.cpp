@@ -1,5 +1,8 @@
-// Norms of a grid function over the whole grid, appended as one TSV line per call.
+// Norms of a grid function over the whole grid, appended as one TSV line per call; the file
+// as a run starts: removed (a fresh run) or cut back to the iteration recovered from.
 #include "io/io.hpp"
+
+#include "support/files.hpp"
 
 #include <mpi.h>
 
@@ -9,6 +12,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 namespace saguaro::io {
@@ -49,33 +53,85 @@ std::string append_line(const std::filesystem::path& path, const std::string& va
   return {};
 }
 
+std::filesystem::path norms_file(const std::string& dir, const std::string& variable) {
+  return std::filesystem::path(dir.empty() ? "." : dir) / (variable + ".norms.tsv");
+}
+
+// The lines of `text` to keep when continuing from `iteration`: the comments and the whole
+// records (ending in a newline) of iterations up to it. A line a crash cut short is dropped.
+std::string lines_through(std::string_view text, int iteration) {
+  std::string kept;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    if (end == std::string_view::npos) break; // cut short
+    const std::string_view line = text.substr(0, end + 1);
+    text.remove_prefix(end + 1);
+    bool keep = line[0] == '#';
+    if (!keep) {
+      long long value = 0;
+      std::size_t digits = 0;
+      while (digits < line.size() && digits < 12 && line[digits] >= '0' && line[digits] <= '9')
+        value = value * 10 + (line[digits++] - '0');
+      keep = digits > 0 && digits < 12 && line[digits] == '\t' && value <= iteration;
+    }
+    if (keep) kept += line;
+  }
+  return kept;
+}
+
+// Runs `work` on rank 0; every rank throws "<operation>(<variable>): <why>" when it failed.
+template <class F>
+void on_rank_zero(MPI_Comm comm, const char* operation, const std::string& variable, F&& work) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::string error;
+  if (rank == 0) {
+    try {
+      error = work();
+    } catch (const std::exception& e) { // std::filesystem or allocation failures
+      error = e.what();
+    }
+  }
+  int length = static_cast<int>(error.size());
+  MPI_Bcast(&length, 1, MPI_INT, 0, comm);
+  if (length == 0) return;
+  error.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(error.data(), length, MPI_CHAR, 0, comm);
+  throw std::runtime_error(std::string(operation) + "(" + variable + "): " + error);
+}
+
 } // namespace
+
+void truncate_norms(const std::string& dir, const std::string& variable, MPI_Comm comm) {
+  on_rank_zero(comm, "truncate_norms", variable, [&]() -> std::string {
+    const std::filesystem::path path = norms_file(dir, variable);
+    std::error_code ec;
+    if (!std::filesystem::remove(path, ec) && ec)
+      return "cannot remove " + path.string() + ": " + ec.message();
+    return {};
+  });
+}
+
+void keep_norms_through(const std::string& dir, const std::string& variable, int iteration,
+                        MPI_Comm comm) {
+  on_rank_zero(comm, "keep_norms_through", variable, [&]() -> std::string {
+    const std::filesystem::path path = norms_file(dir, variable);
+    if (!std::filesystem::exists(path)) return {};
+    const std::string text = support::read_file_bytes(path, "saguaro");
+    const std::string kept = lines_through(text, iteration);
+    if (kept != text) support::write_atomically(path, kept, "saguaro");
+    return {};
+  });
+}
 
 void append_norms(const std::string& dir, const grid::Decomposition& decomposition,
                   const std::string& variable, const double* field, const OutputStamp& stamp,
                   runtime::ArraySpace& space) {
   const grid::Norms norms = grid::reduce_norms(decomposition, field, space);
   MPI_Comm comm = decomposition.comm();
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-
-  std::string error;
-  if (rank == 0) {
-    try {
-      error =
-          append_line(std::filesystem::path(dir.empty() ? "." : dir) / (variable + ".norms.tsv"),
-                      variable, norms, stamp);
-    } catch (const std::exception& e) { // std::filesystem or allocation failures
-      error = e.what();
-    }
-  }
   // Every rank learns whether rank 0 succeeded, so all of them throw together.
-  int length = static_cast<int>(error.size());
-  MPI_Bcast(&length, 1, MPI_INT, 0, comm);
-  if (length == 0) return;
-  error.resize(static_cast<std::size_t>(length));
-  MPI_Bcast(error.data(), length, MPI_CHAR, 0, comm);
-  throw std::runtime_error("append_norms(" + variable + "): " + error);
+  on_rank_zero(comm, "append_norms", variable,
+               [&] { return append_line(norms_file(dir, variable), variable, norms, stamp); });
 }
 
 } // namespace saguaro::io

@@ -1,6 +1,6 @@
 // write_hdf5, read back with the HDF5 C API: file and dataset names, every attribute's type and
 // value, the data in C order, the metadata group, appending, replacing, crash safety, the bytes a
-// write moves, the previous version a write keeps.
+// write moves, the previous version a write keeps, and removing a run's output.
 #include "grid/grid.hpp"
 #include "io/io.hpp"
 #include "io/io_test_support.hpp"
@@ -390,6 +390,24 @@ TEST(Hdf5Output, ThePreviousVersionIsKeptAndRebuiltWhenLost) {
   write(7); // a run that continues the file
   check_file(path, patch, outputs(rank, 1, 7));
   check_file(path + ".prev", patch, outputs(rank, 1, 6));
+}
+
+// A fresh run's truncation: every rank's file of the variable, of any rank count, and what
+// writes left beside them; nothing else.
+TEST(Hdf5Output, RemovingARunsOutputLeavesOtherFiles) {
+  SharedTempDir tmp;
+  const std::vector<std::string> doomed = {"phi.file_0.h5", "phi.file_7.h5", "phi.file_1.h5.prev",
+                                           "phi.file_12.h5.tmp", "phi.file_3.h5.prev.tmp"};
+  const std::vector<std::string> kept = {"Phi.norms.tsv", "phix.file_0.h5",    "pi.file_0.h5",
+                                         "phi.file_.h5",  "phi.file_0.h5.old", "phi.h5"};
+  if (world_rank() == 0)
+    for (const auto* names : {&doomed, &kept})
+      for (const std::string& name : *names) std::ofstream(tmp.path() + "/" + name) << "x";
+  MPI_Barrier(MPI_COMM_WORLD);
+  saguaro::io::remove_hdf5_output(tmp.path(), "Phi", MPI_COMM_WORLD);
+  for (const std::string& name : doomed) EXPECT_FALSE(fs::exists(tmp.path() + "/" + name)) << name;
+  for (const std::string& name : kept) EXPECT_TRUE(fs::exists(tmp.path() + "/" + name)) << name;
+  saguaro::io::remove_hdf5_output(tmp.path() + "/none", "Phi", MPI_COMM_WORLD); // no directory
 }
 
 } // namespace

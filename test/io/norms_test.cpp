@@ -174,4 +174,39 @@ TEST(Norms, UnwritableDirectoryThrowsOnEveryRank) {
   }
 }
 
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// At the start of a run: a fresh one removes the file, a recovered one keeps the header and the
+// whole lines up to its iteration (a last line a crash cut short goes too).
+TEST(Norms, TruncatedForAFreshRunCutBackForARecoveredOne) {
+  SharedTempDir tmp;
+  const std::string path = tmp.path() + "/phi.norms.tsv";
+  const std::string head = "# norms of phi over all owned points (N = 315)\n"
+                           "# iteration\ttime\tmin\tmax\tnorm1\tnorm2\tnorm_inf\n";
+  const std::string lines = "0\t0\t-1\t1\t0.5\t0.6\t1\n"
+                            "10\t0.1\t-1\t1\t0.5\t0.6\t1\n"
+                            "20\t0.2\t-1\t1\t0.5\t0.6\t1\n";
+  if (world_rank() == 0) std::ofstream(path) << head << lines << "30\t0.3\t-1\t1\t0.5\t0.6\t1\n3";
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  saguaro::io::keep_norms_through(tmp.path(), "phi", 20, MPI_COMM_WORLD);
+  if (world_rank() == 0) EXPECT_EQ(file_text(path), head + lines);
+  saguaro::io::keep_norms_through(tmp.path(), "phi", 5, MPI_COMM_WORLD);
+  if (world_rank() == 0) EXPECT_EQ(file_text(path), head + "0\t0\t-1\t1\t0.5\t0.6\t1\n");
+  saguaro::io::keep_norms_through(tmp.path(), "nothing", 5, MPI_COMM_WORLD); // no file: nothing
+
+  saguaro::io::truncate_norms(tmp.path(), "phi", MPI_COMM_WORLD);
+  EXPECT_FALSE(fs::exists(path));
+  saguaro::io::truncate_norms(tmp.path(), "phi", MPI_COMM_WORLD); // nothing to remove
+  Decomposition decomposition(test_spec(), MPI_COMM_WORLD);
+  const std::vector<double> field = fill(decomposition.patch(), 1.0);
+  saguaro::io::append_norms(tmp.path(), decomposition, "phi", field.data(), {0, 0.0, 0.1});
+  if (world_rank() == 0) EXPECT_EQ(read_lines(path).size(), 3u); // a new header, one line
+}
+
 } // namespace

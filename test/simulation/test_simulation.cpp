@@ -351,6 +351,57 @@ TEST(Checkpoint, DamagedNewestCheckpointFallsBackToThePreviousOne) {
   }
 }
 
+// A second fresh run into the same directory starts its output anew, as Cactus's
+// IO::truncate_files (default yes) says (issue 23: it appended to the norms of the first).
+TEST(Output, AFreshRunTruncatesTheOutputOfAnEarlierRun) {
+  SharedTempDir dir("trunc");
+  write_file(dir / "w.par", wave_par(10, 2,
+                                     {{"IO::out_dir", quoted(dir / "out")},
+                                      {"Cactus::terminate", quoted("iteration")},
+                                      {"Cactus::cctk_itlast", "4"},
+                                      {"IO::out_every", "2"},
+                                      {"IOHDF5::out_every", "2"},
+                                      {"IOScalar::out_vars", quoted("WaveDemo::phi")},
+                                      {"IOHDF5::out_vars", quoted("WaveDemo::phi")}}));
+  run_par(dir / "w.par", MPI_COMM_WORLD);
+  const std::string first = read_file(dir / "out/phi.norms.tsv");
+  EXPECT_EQ(std::count(first.begin(), first.end(), '\n'), 5); // 2 header lines, it 0 2 4
+  // Debris an earlier run on more ranks left: gone with the rest.
+  const std::string stale = dir / "out/phi.file_9.h5";
+  if (world_rank() == 0) std::ofstream(stale) << "x";
+  run_par(dir / "w.par", MPI_COMM_WORLD);
+  if (world_rank() == 0) {
+    EXPECT_EQ(read_file(dir / "out/phi.norms.tsv"), first);
+    EXPECT_FALSE(std::filesystem::exists(stale));
+  }
+  const std::string file = dir / ("out/phi.file_" + std::to_string(world_rank()) + ".h5");
+  hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0) << file;
+  H5G_info_t info{};
+  H5Gget_info(f, &info);
+  EXPECT_EQ(info.nlinks, 4u); // it 0, 2, 4 and the metadata group
+  H5Fclose(f);
+  EXPECT_FALSE(std::filesystem::exists(file + ".prev")); // dropped at the end of the run
+}
+
+// IO::truncate_files = no: a fresh run appends to what it finds.
+TEST(Output, WithoutTruncateFilesAFreshRunAppends) {
+  SharedTempDir dir("append");
+  write_file(dir / "w.par", wave_par(10, 2,
+                                     {{"IO::out_dir", quoted(dir / "out")},
+                                      {"IO::truncate_files", "no"},
+                                      {"Cactus::terminate", quoted("iteration")},
+                                      {"Cactus::cctk_itlast", "4"},
+                                      {"IO::out_every", "2"},
+                                      {"IOScalar::out_vars", quoted("WaveDemo::phi")}}));
+  run_par(dir / "w.par", MPI_COMM_WORLD);
+  run_par(dir / "w.par", MPI_COMM_WORLD);
+  if (world_rank() == 0) {
+    const std::string text = read_file(dir / "out/phi.norms.tsv");
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 8); // one header, it 0 2 4 twice
+  }
+}
+
 // The driver's HDF5 output opens with the HDF5 C API and carries Carpet's names.
 TEST(Output, HDF5DatasetsPerIteration) {
   SharedTempDir dir("h5");
