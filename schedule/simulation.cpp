@@ -240,6 +240,7 @@ void Simulation::run() {
     else if (prediction_log_)
       log_ << "  prediction log: " << device_note_ << "\n";
     if (reg.get_bool("Cactus", "cctk_show_schedule")) log_ << setup_.schedule.tree();
+    log_ << std::flush; // a run killed later still leaves its banner in a redirected log
   }
 
   for (const char* bin : {"STARTUP", "PARAMCHECK", "BASEGRID"}) ex.run(bin);
@@ -270,7 +271,8 @@ void Simulation::run() {
     for (std::size_t i = 1; i < ends.size(); ++i)
       until += (i + 1 < ends.size() ? ", " : all ? " and " : " or ") + ends[i];
     log_ << fmt::format("  dt = {:g}; running to {}{}\n", dt_, until,
-                        any && ends.size() > 1 ? ", whichever comes first" : "");
+                        any && ends.size() > 1 ? ", whichever comes first" : "")
+         << std::flush;
   }
 
   const long log_every = reg.get_int("IO", "out_every");

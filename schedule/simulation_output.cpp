@@ -46,7 +46,7 @@ bool Simulation::write_prediction_log(bool at_end) {
                                             plan_.exchange_words, source));
     io::write_predictions(out_dir_, records);
   } catch (const std::exception& e) {
-    log_ << "saguaro: the prediction log was not written: " << e.what() << "\n";
+    log_ << "saguaro: the prediction log was not written: " << e.what() << "\n" << std::flush;
     return false;
   }
   if (at_end) log_ << "\n" << io::prediction_table(records);
@@ -105,7 +105,8 @@ void Simulation::checkpoint(bool force) {
                        int(setup_.registry.get_int("IO", "checkpoint_keep")));
   last_checkpoint_ = iteration_;
   if (rank_ == 0)
-    log_ << fmt::format("checkpoint at iteration {} in {}\n", iteration_, checkpoint_dir_);
+    log_ << fmt::format("checkpoint at iteration {} in {}\n", iteration_, checkpoint_dir_)
+         << std::flush;
 }
 
 // Continues from the newest usable checkpoint: a damaged one is reported and the one before it
@@ -154,7 +155,8 @@ bool Simulation::recover() {
   dt_ = found.state->dt;
   last_checkpoint_ = iteration_;
   if (rank_ == 0)
-    log_ << fmt::format("recovered from iteration {} (t = {}) in {}\n", iteration_, time_, dir);
+    log_ << fmt::format("recovered from iteration {} (t = {}) in {}\n", iteration_, time_, dir)
+         << std::flush;
   return true;
 }
 
