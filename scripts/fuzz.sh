@@ -75,15 +75,12 @@ fuzz_one() {
 jobs_at_once=${FUZZ_JOBS:-2}
 status=0
 pids=()
-names=()
 for t in "${targets[@]}"; do
   fuzz_one "$t" &
   pids+=($!)
-  names+=("$t")
   if ((${#pids[@]} >= jobs_at_once)); then
     wait "${pids[0]}" || status=1
     pids=("${pids[@]:1}")
-    names=("${names[@]:1}")
   fi
 done
 for p in "${pids[@]}"; do wait "$p" || status=1; done
