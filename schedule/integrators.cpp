@@ -24,33 +24,35 @@ const std::vector<IntegratorText>& table() {
       {"ICN",
        2,
        "iterative Crank-Nicolson (3 iterations), second order",
-       "y0 = y",
-       {{"0", "y = y0 + 1/2 dt k", "1/2"},
-        {"1/2", "y = y0 + 1/2 dt k", "1/2"},
-        {"1/2", "y = y0 + dt k", "1"}}},
+       "",
+       {{"0", "y1 = y + 1/2 dt k; swap y0 y; swap y y1", "1/2"},
+        {"1/2", "y1 = y0 + 1/2 dt k; swap y y1", "1/2"},
+        {"1/2", "y1 = y0 + dt k; swap y y1", "1"}}},
       // Heun's method.
       {"RK2",
        2,
        "second-order Runge-Kutta",
-       "y0 = y",
-       {{"0", "y = y0 + dt k", "1"}, {"1", "y = 1/2 y0 + 1/2 y + 1/2 dt k", "1"}}},
+       "",
+       {{"0", "y1 = y + dt k; swap y0 y; swap y y1", "1"},
+        {"1", "y1 = 1/2 y0 + 1/2 y + 1/2 dt k; swap y y1", "1"}}},
       // Shu & Osher's (1988) strong-stability-preserving method in its convex-combination form.
       {"RK3",
        3,
        "third-order strong-stability-preserving (SSP) Runge-Kutta",
-       "y0 = y",
-       {{"0", "y = y0 + dt k", "1"},
-        {"1", "y = 3/4 y0 + 1/4 y + 1/4 dt k", "1/2"},
-        {"1/2", "y = 1/3 y0 + 2/3 y + 2/3 dt k", "1"}}},
-      // The classical method: k1 + 2 k2 + 2 k3 accumulated in one scratch array.
+       "",
+       {{"0", "y1 = y + dt k; swap y0 y; swap y y1", "1"},
+        {"1", "y1 = 3/4 y0 + 1/4 y + 1/4 dt k; swap y y1", "1/2"},
+        {"1/2", "y1 = 1/3 y0 + 2/3 y + 2/3 dt k; swap y y1", "1"}}},
+      // The classical method: y + dt/6 (k1 + 2 k2 + 2 k3) accumulated in one scratch array as
+      // the stages go, each stage's state written apart from the one its right-hand side reads.
       {"RK4",
        4,
        "classical fourth-order Runge-Kutta",
-       "y0 = y",
-       {{"0", "acc = k; y = y0 + 1/2 dt k", "1/2"},
-        {"1/2", "acc = acc + 2 k; y = y0 + 1/2 dt k", "1/2"},
-        {"1/2", "acc = acc + 2 k; y = y0 + dt k", "1"},
-        {"1", "y = y0 + 1/6 dt acc + 1/6 dt k", "1"}}},
+       "",
+       {{"0", "acc = y + 1/6 dt k; y1 = y + 1/2 dt k; swap y0 y; swap y y1", "1/2"},
+        {"1/2", "acc = acc + 1/3 dt k; y1 = y0 + 1/2 dt k; swap y y1", "1/2"},
+        {"1/2", "acc = acc + 1/3 dt k; y1 = y0 + dt k; swap y y1", "1"},
+        {"1", "y1 = acc + 1/6 dt k; swap y y1", "1"}}},
   };
   return entries;
 }
@@ -145,7 +147,9 @@ struct Builder {
     return t;
   }
 
-  std::vector<Combination> combinations(const std::string& text) {
+  // Combinations, then (only where `swaps` is given) register exchanges "swap a b".
+  std::vector<Combination> combinations(const std::string& text,
+                                        std::vector<std::array<int, 2>>* swaps = nullptr) {
     std::vector<Combination> list;
     std::size_t from = 0;
     while (from <= text.size()) {
@@ -154,7 +158,18 @@ struct Builder {
       Reader in{out.name, text.substr(from, end - from)};
       from = end + 1;
       if (in.done()) continue;
-      const int target = register_of(in, in.word(), true);
+      const std::string first = in.word();
+      if (first == "swap") {
+        if (swaps == nullptr) in.fail("a swap belongs to a stage");
+        const int a = register_of(in, in.word(), true);
+        const int b = register_of(in, in.word(), true);
+        if (a == b || !in.done()) in.fail("expected 'swap' and two different registers");
+        swaps->push_back({a, b});
+        std::vector<bool>::swap(written[std::size_t(a)], written[std::size_t(b)]);
+        continue;
+      }
+      if (swaps != nullptr && !swaps->empty()) in.fail("a combination after a swap");
+      const int target = register_of(in, first, true);
       if (!in.accept('=')) in.fail("expected '='");
       Combination c;
       c.target = target;
@@ -218,6 +233,16 @@ std::string Integrator::register_name(int r) const {
   return scratch.at(std::size_t(r - kFirstScratchRegister));
 }
 
+std::string Integrator::text(const std::array<int, 2>& swap) const {
+  return "swap " + register_name(swap[0]) + " " + register_name(swap[1]);
+}
+
+bool Stage::writes_state() const {
+  for (const Combination& c : updates)
+    if (c.target == kStateRegister) return true;
+  return false;
+}
+
 std::string Integrator::text(const Combination& c) const {
   std::string out = register_name(c.target) + " =";
   for (std::size_t i = 0; i < c.terms.size(); ++i) {
@@ -245,7 +270,7 @@ Integrator parse_integrator(const IntegratorText& text) {
     Stage stage;
     stage.rhs_time = b.time(s.rhs_time);
     b.written[kRhsRegister] = true;
-    stage.updates = b.combinations(s.updates);
+    stage.updates = b.combinations(s.updates, &stage.swaps);
     stage.state_time = b.time(s.state_time);
     b.out.stages.push_back(std::move(stage));
   }

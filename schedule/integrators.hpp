@@ -16,13 +16,22 @@
 // integrator is adding one entry there (and its keyword line in param/builtin/MoL.ccl, which a
 // test holds to the table).
 //
+// A stage may end by exchanging registers: "swap y y1" makes the array that was y1 the state
+// and the old state y1, without moving a byte. The table's methods use it so that no stage
+// writes the array its right-hand side reads (the new state goes to y1, then the two swap):
+// a stage's combinations are then pointwise in registers the right-hand side only reads at
+// the point, so the right-hand-side kernel itself can compute them where it stores k (the
+// step plan's folding, step_plan.hpp), and RK4 moves 16 arrays per variable and step instead
+// of 31.
+//
 // Low-storage Runge-Kutta fits the same form with one scratch register: Williamson's 2N
 // scheme (as Carpenter & Kennedy's five-stage fourth-order one) is, per stage,
 //   "dk = A_i dk + dt k; y = y + B_i dk"   at  c_i  with state time c_{i+1}
 // (the combination may write a register it reads). test/schedule/integrators_test.cpp runs
-// that scheme from a table entry of its own.
+// that scheme from a table entry of its own; its stages write y, so they are never folded.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -64,9 +73,13 @@ struct Combination {
 };
 
 struct Stage {
-  Rational rhs_time;                // k = f(t + rhs_time dt, y)
-  std::vector<Combination> updates; // then these
-  Rational state_time;              // the time of y after them (the post-step's)
+  Rational rhs_time;                     // k = f(t + rhs_time dt, y)
+  std::vector<Combination> updates;      // then these
+  std::vector<std::array<int, 2>> swaps; // then these register exchanges, in order
+  Rational state_time;                   // the time of y after them (the post-step's)
+  // Whether a combination writes y, the array the right-hand side read at neighbours: such a
+  // stage cannot be computed by the right-hand-side kernel itself.
+  bool writes_state() const;
 };
 
 struct Integrator {
@@ -80,6 +93,8 @@ struct Integrator {
   std::string register_name(int r) const;
   // "acc = acc + 2 k"
   std::string text(const Combination& c) const;
+  // "swap y y1"
+  std::string text(const std::array<int, 2>& swap) const;
 };
 
 // One entry of the table in its notation: stages are {rhs time, combinations, state time}.

@@ -1,9 +1,9 @@
 // The method of lines on a System's arrays: the step plan of an integrator of the table
 // (integrators.cpp) with one right-hand-side function and one post-step function, run by a
-// StepRunner. Each integrator keeps the step's initial state (and RK4 one accumulator) in
-// scratch and writes every intermediate state into the state arrays themselves, so the
-// right-hand side always reads `state`; after each stage's combinations, post_step runs with
-// the time of that stage's state.
+// StepRunner. The caller's arrays cannot move, so the table's register swaps exchange the
+// arrays' contents (StepRunner without an owner to tell): the right-hand side always reads
+// `state`, and after each stage post_step runs with the time of that stage's state. (The
+// simulation renames instead, and folds the combinations into its kernels: step_fold.hpp.)
 #include "schedule/schedule.hpp"
 
 #include <cstddef>

@@ -88,27 +88,50 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
   runtime::ArraySpace& space = backend_->space();
   fields_ = std::make_unique<grid::GridFunctions>(decomposition_->patch(), space);
 
-  // Storage: the thorn's variables, right-hand sides and intermediates.
-  for (const std::string& v : program.variables) fields_->add(v);
-  for (const calc::Calculation& c : program.calculations)
-    for (const calc::GridFunctionRef& gf : c.grid_functions) fields_->add(gf.name);
-  for (const std::string& v : program.evolved) {
-    evolved_.push_back(fields_->find(v));
-    std::string rhs;
-    for (const calc::Calculation& c : program.calculations)
-      for (const calc::GridFunctionRef& gf : c.grid_functions)
-        if (gf.role == calc::GridFunctionRole::RightHandSide && gf.evolves == v) rhs = gf.name;
-    rhs_.push_back(fields_->add(rhs.empty() ? v + "rhs" : rhs));
-    evolved_u0_.push_back(reg.get_real("Saguaro", "radiative_value"));
-  }
-
   // Boundary conditions per outer face.
   const std::string all_faces = reg.get_keyword("Saguaro", "boundary_condition");
+  bool ghosts_refilled = true; // every outer face periodic or flat (step_fold.hpp)
   for (int a = 0; a < 3; ++a)
     for (int s = 0; s < 2; ++s) {
       std::string face = reg.get_keyword("Saguaro", std::string("boundary_") + kFaceNames[a][s]);
       boundary_[a][s] = grid::boundary_kind_from_string(face == "default" ? all_faces : face);
+      ghosts_refilled =
+          ghosts_refilled && (spec.periodic[a] || boundary_[a][s] == grid::BoundaryKind::Flat);
     }
+
+  // The right-hand side of each evolved variable, and the stage combinations folded into the
+  // right-hand sides that can compute them (their folded forms join the program's
+  // calculations, to be mapped and compiled with the others).
+  std::vector<std::string> rhs_names;
+  for (const std::string& v : program.evolved) {
+    std::string rhs;
+    for (const calc::Calculation& c : program.calculations)
+      for (const calc::GridFunctionRef& gf : c.grid_functions)
+        if (gf.role == calc::GridFunctionRole::RightHandSide && gf.evolves == v) rhs = gf.name;
+    rhs_names.push_back(rhs.empty() ? v + "rhs" : rhs);
+  }
+  const schedule::Integrator& integrator =
+      schedule::find_integrator(reg.get_keyword("MoL", "ODE_Method"));
+  folding_ = schedule::fold_step(setup_.program, integrator, rhs_names,
+                                 reg.get_keyword("Saguaro", "fold_updates"), ghosts_refilled);
+  setup_.fixed_mappings.resize(program.calculations.size());
+
+  // Storage: the thorn's variables, right-hand sides and intermediates, and the integrator's
+  // registers per evolved variable.
+  for (const std::string& v : program.variables) fields_->add(v);
+  for (const calc::Calculation& c : program.calculations)
+    for (const calc::GridFunctionRef& gf : c.grid_functions) fields_->add(gf.name);
+  for (std::size_t v = 0; v < program.evolved.size(); ++v) {
+    evolved_.push_back(fields_->find(program.evolved[v]));
+    rhs_.push_back(fields_->add(rhs_names[v]));
+    evolved_u0_.push_back(reg.get_real("Saguaro", "radiative_value"));
+  }
+  const int registers = schedule::kFirstScratchRegister + int(integrator.scratch.size());
+  step_registers_.assign(std::size_t(registers), {});
+  for (int r = 0; r < registers; ++r)
+    for (std::size_t v = 0; v < program.evolved.size(); ++v)
+      step_registers_[std::size_t(r)].push_back(fields_->add(
+          schedule::StepFolding::register_field(integrator, r, program.evolved[v], rhs_names[v])));
 
   choose_device();
 
@@ -225,6 +248,7 @@ void Simulation::run() {
     if (const std::string summary = backend_->compile_summary(); !summary.empty())
       log_ << "  " << summary << "\n";
     for (const std::string& line : plan_.log) log_ << "  " << line << "\n";
+    log_ << "  " << folding_.note << "\n";
     std::istringstream plan(step_->plan().text()); // its first line; every operation if verbose
     for (std::string line; std::getline(plan, line) && (!line.empty());) {
       log_ << "  " << line << "\n";

@@ -21,6 +21,7 @@
 #include "param/registry.hpp"
 #include "runtime/kernel.hpp"
 #include "schedule/schedule.hpp"
+#include "schedule/step_fold.hpp"
 
 #include <mpi.h>
 
@@ -174,7 +175,12 @@ private:
   struct StepTarget {
     const schedule::ScheduleItem* item = nullptr;
     const CalcBinding* binding = nullptr;
+    std::vector<const CalcBinding*> folded; // per stage (1..): its folded form, if any
   };
+  // The stage combinations folded into right-hand sides, and the integrator's registers as
+  // grid functions ([register][variable] GridFunctions indices; swaps exchange their arrays).
+  schedule::StepFolding folding_;
+  std::vector<std::vector<int>> step_registers_;
   std::unique_ptr<schedule::StepRunner> step_;
   std::vector<StepTarget> step_targets_;
 

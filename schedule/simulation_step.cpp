@@ -14,7 +14,10 @@ std::vector<double> Simulation::parameter_values() const {
   std::vector<double> values;
   const param::Registry& reg = setup_.registry;
   const std::string& thorn = setup_.program.thorn;
-  for (const calc::Parameter& p : setup_.program.parameters) {
+  // The thorn's own; the stage coefficients folded calculations take follow, set per launch.
+  const auto& all = setup_.program.parameters;
+  for (const calc::Parameter& p :
+       std::vector<calc::Parameter>(all.begin(), all.begin() + folding_.first_coefficient)) {
     switch (p.type) {
     case edl::ParameterType::Real: values.push_back(reg.get_real(thorn, p.name)); break;
     case edl::ParameterType::Int: values.push_back(double(reg.get_int(thorn, p.name))); break;
@@ -27,6 +30,7 @@ std::vector<double> Simulation::parameter_values() const {
     }
     }
   }
+  values.resize(all.size(), 0.0);
   return values;
 }
 
@@ -130,16 +134,38 @@ void Simulation::plan_step() {
   collect("MoL_PostStep", 1);
   const schedule::Integrator& integrator =
       schedule::find_integrator(setup_.registry.get_keyword("MoL", "ODE_Method"));
+  // Folded right-hand sides: what they produce, and per stage their folded form's binding.
+  for (int part = 0; part < 2; ++part)
+    for (std::size_t i = 0; i < functions[part].size(); ++i) {
+      StepTarget& target = targets[part][i];
+      if (target.binding == nullptr) continue;
+      int calc = 0;
+      while (bindings_[std::size_t(calc)].get() != target.binding) ++calc;
+      auto forms = folding_.forms.find(calc);
+      if (forms == folding_.forms.end()) continue;
+      functions[part][i].produces = folding_.produces.at(forms->first);
+      functions[part][i].folds.assign(forms->second.size(), false);
+      target.folded.assign(forms->second.size(), nullptr);
+      for (std::size_t s = 0; s < forms->second.size(); ++s)
+        if (forms->second[s] >= 0) {
+          functions[part][i].folds[s] = true;
+          target.folded[s] = bindings_[std::size_t(forms->second[s])].get();
+        }
+    }
   step_targets_ = targets[0];
   step_targets_.insert(step_targets_.end(), targets[1].begin(), targets[1].end());
-  std::vector<double*> state, rhs;
-  for (std::size_t v = 0; v < evolved_.size(); ++v) {
-    state.push_back(fields_->data(evolved_[v]));
-    rhs.push_back(fields_->data(rhs_[v]));
+  std::vector<std::vector<double*>> registers;
+  for (const std::vector<int>& r : step_registers_) {
+    registers.emplace_back();
+    for (int f : r) registers.back().push_back(fields_->data(f));
   }
   step_ = std::make_unique<schedule::StepRunner>(
-      schedule::build_step_plan(integrator, functions[0], functions[1], exchange_overlap_), state,
-      rhs, decomposition_->patch().points(), fields_->space());
+      schedule::build_step_plan(integrator, functions[0], functions[1], exchange_overlap_),
+      std::move(registers), decomposition_->patch().points(), fields_->space(),
+      [this](int a, int b) {
+        for (std::size_t v = 0; v < evolved_.size(); ++v)
+          fields_->swap(step_registers_[std::size_t(a)][v], step_registers_[std::size_t(b)][v]);
+      });
 }
 
 // One operation of the step plan, booked to its scheduled function's timer (a split
@@ -148,21 +174,31 @@ void Simulation::plan_step() {
 void Simulation::run_step_op(const schedule::StepOp& op, double time) {
   using Kind = schedule::StepOp::Kind;
   time_ = time;
-  if (op.kind == Kind::combine) return; // the StepRunner's
-  if (op.carried && !step_carries_) {   // done between the steps already
+  if (op.kind == Kind::combine || op.kind == Kind::swap) return; // the StepRunner's
+  if (op.carried && !step_carries_) {                            // done between the steps already
     exchange_skipped_ = exchange_skipped_ || op.kind == Kind::exchange_begin;
     return;
   }
   const StepTarget& target = step_targets_.at(std::size_t(op.function));
   const CalcBinding* b = target.binding;
+  if (op.folded) { // its folded form, with this stage's coefficients
+    b = target.folded.at(std::size_t(op.stage));
+    const std::vector<double> c = schedule::stage_coefficients(
+        step_->plan().integrator.stages.at(std::size_t(op.stage - 1)), dt_);
+    std::copy(c.begin(), c.end(), parameters_.begin() + std::ptrdiff_t(folding_.first_coefficient));
+  }
   schedule::Executor& ex = *executor_;
   runtime::ArraySpace& space = fields_->space();
   const bool timed = timing_step_ && !step_exchanges_.empty();
   switch (op.kind) {
-  case Kind::combine: return;
+  case Kind::combine:
+  case Kind::swap: return;
   case Kind::call:
     joining_ = false;
-    ex.run_as(*target.item, ex.bound(*target.item));
+    if (op.folded)
+      ex.run_as(*target.item, [this, b] { run_calculation(*b); });
+    else
+      ex.run_as(*target.item, ex.bound(*target.item));
     return;
   case Kind::interior:
   case Kind::shell: {

@@ -2,6 +2,7 @@
 // the runner of its combinations (see step_plan.hpp).
 #include "schedule/step_plan.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -29,6 +30,8 @@ struct Placer {
   int stage = 0;
   Rational time;
 
+  std::vector<int> folded; // the variables this stage's folded launches combine
+
   void emit(StepOp::Kind kind, int function, bool carried_over = false) {
     StepOp op;
     op.kind = kind;
@@ -36,7 +39,20 @@ struct Placer {
     op.time = time;
     op.function = function;
     op.carried = carried_over;
+    if ((kind == StepOp::Kind::call || kind == StepOp::Kind::interior ||
+         kind == StepOp::Kind::shell) &&
+        folds(function)) {
+      op.folded = true;
+      for (int v : plan.functions[std::size_t(function)].produces)
+        if (std::find(folded.begin(), folded.end(), v) == folded.end()) folded.push_back(v);
+    }
     plan.ops.push_back(std::move(op));
+  }
+  bool folds(int f) const {
+    if (stage < 1 || plan.integrator.stages[std::size_t(stage - 1)].writes_state()) return false;
+    const StepFunction& fn = plan.functions[std::size_t(f)];
+    return std::size_t(stage) < fn.folds.size() && fn.folds[std::size_t(stage)] &&
+           !fn.produces.empty();
   }
   // The pending exchange, around `f`'s interior when it is split; then the boundaries it held
   // back. Returns whether `f` ran (as interior and shell).
@@ -86,16 +102,27 @@ struct Placer {
     op.stage = stage;
     op.time = time;
     op.combination = c;
+    op.folded_variables = folded;
+    std::sort(op.folded_variables.begin(), op.folded_variables.end());
     plan.ops.push_back(std::move(op));
   }
   void walk(std::size_t rhs_functions) {
     for (const Combination& c : plan.integrator.start) combine(c);
     for (const Stage& s : plan.integrator.stages) {
       ++stage;
+      folded.clear();
       time = s.rhs_time;
       for (std::size_t f = 0; f < rhs_functions; ++f) run(int(f));
       time = s.state_time;
       for (const Combination& c : s.updates) combine(c);
+      for (const std::array<int, 2>& r : s.swaps) {
+        StepOp op;
+        op.kind = StepOp::Kind::swap;
+        op.stage = stage;
+        op.time = time;
+        op.registers = r;
+        plan.ops.push_back(std::move(op));
+      }
       for (std::size_t f = rhs_functions; f < plan.functions.size(); ++f) run(int(f));
     }
   }
@@ -140,11 +167,21 @@ StepPlan build_step_plan(const Integrator& integrator, const std::vector<StepFun
 
 std::string StepPlan::describe(const StepOp& op) const {
   const std::string name = op.function >= 0 ? functions[std::size_t(op.function)].name : "";
+  const std::string folded = op.folded ? " (and the stage's combinations)" : "";
   switch (op.kind) {
-  case StepOp::Kind::combine: return integrator.text(op.combination);
-  case StepOp::Kind::call: return name;
-  case StepOp::Kind::interior: return name + " interior";
-  case StepOp::Kind::shell: return name + " shell";
+  case StepOp::Kind::combine: {
+    std::string text = integrator.text(op.combination);
+    if (!op.folded_variables.empty()) {
+      std::string list;
+      for (int v : op.folded_variables) list += (list.empty() ? "" : " ") + std::to_string(v);
+      text += fmt::format(" (variables {} in their right-hand side)", list);
+    }
+    return text;
+  }
+  case StepOp::Kind::call: return name + folded;
+  case StepOp::Kind::interior: return name + " interior" + folded;
+  case StepOp::Kind::shell: return name + " shell" + folded;
+  case StepOp::Kind::swap: return integrator.text(op.registers);
   case StepOp::Kind::exchange_begin: return "exchange begins (" + name + ")";
   case StepOp::Kind::exchange_finish: return "exchange finishes (" + name + ")";
   case StepOp::Kind::boundary_state: return name;
@@ -168,46 +205,90 @@ double time_at(double t, double dt, const Rational& c) {
   return c.zero() ? t : t + Coefficient{c, true}.value(dt);
 }
 
-StepRunner::StepRunner(StepPlan plan, std::vector<double*> state, std::vector<double*> rhs,
-                       std::size_t points, runtime::ArraySpace& space)
-    : plan_(std::move(plan)), space_(space), points_(points) {
-  if (state.size() != rhs.size())
-    throw std::invalid_argument(
-        fmt::format("step: {} state arrays but {} right-hand sides", state.size(), rhs.size()));
-  registers_.push_back(std::move(state));
-  registers_.push_back(std::move(rhs));
+std::vector<double> stage_coefficients(const Stage& stage, double dt) {
+  std::vector<double> out;
+  for (const Combination& c : stage.updates)
+    for (const Combination::Term& t : c.terms) out.push_back(t.a.value(dt));
+  return out;
+}
+
+StepRunner::StepRunner(StepPlan plan, std::vector<std::vector<double*>> registers,
+                       std::size_t points, runtime::ArraySpace& space, OnSwap on_swap)
+    : plan_(std::move(plan)), space_(space), points_(points), on_swap_(std::move(on_swap)),
+      registers_(std::move(registers)) {
+  if (registers_.size() < 2 || registers_[0].size() != registers_[1].size())
+    throw std::invalid_argument(fmt::format("step: {} state arrays but {} right-hand sides",
+                                            registers_.empty() ? 0 : registers_[0].size(),
+                                            registers_.size() < 2 ? 0 : registers_[1].size()));
   const std::size_t variables = registers_[0].size();
+  const std::size_t wanted = kFirstScratchRegister + plan_.integrator.scratch.size();
+  for (const auto& r : registers_)
+    if (r.size() != variables)
+      throw std::invalid_argument("step: every register needs one array per variable");
+  if (registers_.size() > wanted)
+    throw std::invalid_argument(
+        fmt::format("step: {} registers given, the integrator has {}", registers_.size(), wanted));
+  owned_from_ = registers_.size();
+  bool any_swap = false;
+  for (const Stage& s : plan_.integrator.stages) any_swap = any_swap || !s.swaps.empty();
   try {
-    for (std::size_t r = 0; r < plan_.integrator.scratch.size(); ++r) {
+    while (registers_.size() < wanted) {
       registers_.emplace_back();
-      for (std::size_t v = 0; v < variables; ++v) {
-        scratch_.push_back(space_.allocate(points_));
-        registers_.back().push_back(scratch_.back());
-      }
+      for (std::size_t v = 0; v < variables; ++v)
+        registers_.back().push_back(space_.allocate(points_));
     }
+    if (!on_swap_ && any_swap)
+      for (std::size_t v = 0; v < variables; ++v) swap_scratch_.push_back(space_.allocate(points_));
   } catch (...) {
-    for (double* s : scratch_) space_.release(s);
+    for (std::size_t r = owned_from_; r < registers_.size(); ++r)
+      for (double* a : registers_[r]) space_.release(a);
+    for (double* a : swap_scratch_) space_.release(a);
     throw;
   }
 }
 
+// With swaps by renaming, the arrays move between registers, so the ones this runner
+// allocated are wherever they are now: it releases what is in its own registers at the end,
+// and the owner what is in its (the same set, permuted).
 StepRunner::~StepRunner() {
-  for (double* s : scratch_) space_.release(s);
+  for (std::size_t r = owned_from_; r < registers_.size(); ++r)
+    for (double* a : registers_[r]) space_.release(a);
+  for (double* a : swap_scratch_) space_.release(a);
 }
 
-void StepRunner::combine(const Combination& c, double dt) {
+void StepRunner::combine(const StepOp& op, double dt) {
+  const Combination& c = op.combination;
   std::vector<runtime::ArraySpace::Term> terms(c.terms.size());
   for (std::size_t v = 0; v < registers_[0].size(); ++v) {
+    if (std::binary_search(op.folded_variables.begin(), op.folded_variables.end(), int(v)))
+      continue;
     for (std::size_t i = 0; i < c.terms.size(); ++i)
       terms[i] = {c.terms[i].a.value(dt), registers_[std::size_t(c.terms[i].x)][v]};
     space_.linear_combination(registers_[std::size_t(c.target)][v], terms, points_);
   }
 }
 
+void StepRunner::swap(const std::array<int, 2>& r) {
+  std::vector<double*>& a = registers_.at(std::size_t(r[0]));
+  std::vector<double*>& b = registers_.at(std::size_t(r[1]));
+  if (on_swap_) {
+    std::swap(a, b);
+    on_swap_(r[0], r[1]);
+    return;
+  }
+  for (std::size_t v = 0; v < a.size(); ++v) {
+    space_.copy(swap_scratch_[v], a[v], points_);
+    space_.copy(a[v], b[v], points_);
+    space_.copy(b[v], swap_scratch_[v], points_);
+  }
+}
+
 void StepRunner::step(double t, double dt, const std::function<void(const StepOp&, double)>& act) {
   for (const StepOp& op : plan_.ops) {
     if (op.kind == StepOp::Kind::combine)
-      combine(op.combination, dt);
+      combine(op, dt);
+    else if (op.kind == StepOp::Kind::swap)
+      swap(op.registers);
     else
       act(op, time_at(t, dt, op.time));
   }

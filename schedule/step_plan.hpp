@@ -12,6 +12,13 @@
 // that read the ghosts follow its end. The plan is the one place where the step's order is
 // decided: fusing or reordering operations means changing the list, not the driver.
 //
+// Folding: a right-hand side that alone computes the k of some evolved variables (nothing else
+// in the step reads or changes those k) can compute a stage's combinations for them itself,
+// where it would store k, when the stage writes no array its right-hand side reads (the
+// table's methods write the new state to y1 and swap). The plan marks such launches `folded`
+// and leaves those variables out of the stage's combinations; the driver launches the
+// calculation's folded form (schedule/step_fold.hpp), with the stage's coefficients.
+//
 // A plan's start and end: with a deferred exchange, the last stage's exchange is left to the
 // next step (exit_pending), and the plan begins by finishing it; code between steps that
 // reads the ghosts finishes it itself (the driver keeps that one flag), and then the driver
@@ -21,6 +28,7 @@
 #include "runtime/array_space.hpp"
 #include "schedule/integrators.hpp"
 
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -39,6 +47,10 @@ struct StepFunction {
   Role role = Role::call;
   bool reads_ghosts = false; // reads the evolved variables at neighbouring points
   bool split = false;        // a right-hand side run as interior + shell around the exchange
+  // The evolved variables (indices) whose k this function alone computes, and per stage
+  // (1..stages; index 0 unused) whether it can compute the stage's combinations for them.
+  std::vector<int> produces;
+  std::vector<bool> folds;
 };
 
 struct StepOp {
@@ -50,6 +62,7 @@ struct StepOp {
     exchange_begin,  // the evolved variables' ghost exchange starts (functions[function]
     exchange_finish, //   is the sync_evolved function, whose timer it is booked to)
     boundary_state,  // functions[function] (boundary_state) on the new ghosts
+    swap,            // the integrator's registers `registers` exchange their arrays
   };
   Kind kind = Kind::call;
   int stage = 0;     // 0: before the first stage; 1..stages
@@ -59,6 +72,12 @@ struct StepOp {
   // driver skips it when something between the steps has done that already.
   bool carried = false;
   Combination combination; // combine
+  // combine: variables a folded launch of the stage has combined already (skipped here).
+  std::vector<int> folded_variables;
+  // call, interior, shell: the function computes the stage's combinations (for its
+  // `produces`) where it stores k.
+  bool folded = false;
+  std::array<int, 2> registers{0, 0}; // swap
 };
 
 struct StepPlan {
@@ -87,13 +106,27 @@ StepPlan build_step_plan(const Integrator& integrator, const std::vector<StepFun
 // t + c dt, with t itself for c = 0 and the same rounding as the coefficients.
 double time_at(double t, double dt, const Rational& c);
 
-// Carries out a plan's combinations on the evolved variables' arrays (state and right-hand
-// side per variable, `points` each, in `space`); the integrator's scratch registers are
-// allocated here once and released by the destructor.
+// The coefficients of a stage's combinations in the order a folded calculation takes them
+// (every term of every combination, in order: calc::fold_stores's parameters).
+std::vector<double> stage_coefficients(const Stage& stage, double dt);
+
+// Carries out a plan's combinations and swaps on the evolved variables' arrays: `registers`
+// [register][variable] (state and right-hand side, then as many of the integrator's scratch
+// registers as the owner keeps; the others are allocated here from `space` and released by
+// the destructor), `points` each.
+//
+// A swap exchanges two registers' arrays. With `on_swap`, the runner's table changes and
+// on_swap(a, b) tells the owner, whose own table must follow (the arrays it hands to kernels
+// then are the registers' current ones). Without it (an owner whose arrays cannot move, like
+// MethodOfLines), the arrays' contents are exchanged instead, by copies.
 class StepRunner {
 public:
+  using OnSwap = std::function<void(int register_a, int register_b)>;
+  StepRunner(StepPlan plan, std::vector<std::vector<double*>> registers, std::size_t points,
+             runtime::ArraySpace& space, OnSwap on_swap = {});
   StepRunner(StepPlan plan, std::vector<double*> state, std::vector<double*> rhs,
-             std::size_t points, runtime::ArraySpace& space);
+             std::size_t points, runtime::ArraySpace& space)
+      : StepRunner(std::move(plan), {std::move(state), std::move(rhs)}, points, space) {}
   ~StepRunner();
   StepRunner(const StepRunner&) = delete;
   StepRunner& operator=(const StepRunner&) = delete;
@@ -103,15 +136,20 @@ public:
   void step(double t, double dt, const std::function<void(const StepOp&, double)>& act);
 
   const StepPlan& plan() const { return plan_; }
+  // Register r's array of variable v now.
+  double* array(int r, std::size_t v) const { return registers_.at(std::size_t(r)).at(v); }
 
 private:
-  void combine(const Combination& c, double dt);
+  void combine(const StepOp& op, double dt);
+  void swap(const std::array<int, 2>& registers);
 
   StepPlan plan_;
   runtime::ArraySpace& space_;
   std::size_t points_;
+  OnSwap on_swap_;
   std::vector<std::vector<double*>> registers_; // [register][variable]
-  std::vector<double*> scratch_;                // from space_, released by the destructor
+  std::size_t owned_from_ = 0;                  // registers from here on are space_'s
+  std::vector<double*> swap_scratch_;           // copy swaps' temporary, per variable
 };
 
 } // namespace saguaro::schedule

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace saguaro::grid {
@@ -209,6 +210,11 @@ public:
   double* host_mirror(int index);
   void upload(int index);
   const std::string& name(int index) const { return names_[index]; }
+  // Grid functions a and b exchange their arrays (the time integrator's register swaps).
+  void swap(int a, int b) {
+    std::swap(data_[a], data_[b]);
+    std::swap(mirror_[a], mirror_[b]);
+  }
   int count() const { return static_cast<int>(names_.size()); }
   const Patch& patch() const { return patch_; }
   runtime::ArraySpace& space() const { return *space_; }

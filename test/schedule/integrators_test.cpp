@@ -28,19 +28,26 @@ TEST(Integrators, TheTableReadsBackInItsNotation) {
 
   const Integrator& rk4 = find_integrator("rk4");
   EXPECT_EQ(rk4.order, 4);
-  EXPECT_THAT(rk4.scratch, ElementsAre("y0", "acc")); // no more memory than before
-  EXPECT_THAT(texts(rk4, rk4.start), ElementsAre("y0 = y"));
+  // y1 takes each stage's new state, which then swaps with y: no stage writes the array its
+  // right-hand side reads (so that the right-hand side can compute the stage: step_fold.hpp).
+  EXPECT_THAT(rk4.scratch, ElementsAre("acc", "y1", "y0"));
+  EXPECT_TRUE(rk4.start.empty());
   ASSERT_EQ(rk4.stages.size(), 4u);
-  EXPECT_THAT(texts(rk4, rk4.stages[0].updates), ElementsAre("acc = k", "y = y0 + 1/2 dt k"));
+  EXPECT_THAT(texts(rk4, rk4.stages[0].updates),
+              ElementsAre("acc = y + 1/6 dt k", "y1 = y + 1/2 dt k"));
+  EXPECT_THAT(rk4.stages[0].swaps, ElementsAre(std::array<int, 2>{4, 0}, std::array<int, 2>{0, 3}));
+  EXPECT_EQ(rk4.text(rk4.stages[0].swaps[0]), "swap y0 y");
   EXPECT_THAT(texts(rk4, rk4.stages[1].updates),
-              ElementsAre("acc = acc + 2 k", "y = y0 + 1/2 dt k"));
-  EXPECT_THAT(texts(rk4, rk4.stages[3].updates), ElementsAre("y = y0 + 1/6 dt acc + 1/6 dt k"));
+              ElementsAre("acc = acc + 1/3 dt k", "y1 = y0 + 1/2 dt k"));
+  EXPECT_THAT(texts(rk4, rk4.stages[3].updates), ElementsAre("y1 = acc + 1/6 dt k"));
+  for (const Integrator& i : integrators())
+    for (const Stage& stage : i.stages) EXPECT_FALSE(stage.writes_state()) << i.name;
   EXPECT_EQ(rk4.stages[1].rhs_time, (Rational{1, 2}));
   EXPECT_EQ(rk4.stages[2].state_time, (Rational{1, 1}));
 
   const Integrator& rk3 = find_integrator("RK3");
-  EXPECT_THAT(rk3.scratch, ElementsAre("y0"));
-  EXPECT_THAT(texts(rk3, rk3.stages[2].updates), ElementsAre("y = 1/3 y0 + 2/3 y + 2/3 dt k"));
+  EXPECT_THAT(rk3.scratch, ElementsAre("y1", "y0"));
+  EXPECT_THAT(texts(rk3, rk3.stages[2].updates), ElementsAre("y1 = 1/3 y0 + 2/3 y + 2/3 dt k"));
   EXPECT_EQ(find_integrator("ICN").stages.size(), 3u);
   EXPECT_EQ(find_integrator("RK2").order, 2);
 }
@@ -77,6 +84,13 @@ TEST(Integrators, TheReaderRefusesMistakes) {
                     "y = y + a + b + c + d + e + f + g + k"),
               HasSubstr("9 terms (at most 8)"));
   EXPECT_EQ(error("y0 = y", "y = y0 - 1/2 dt k"), "(accepted)");
+  EXPECT_THAT(error("", "y1 = y + dt k; swap y y"), HasSubstr("two different registers"));
+  EXPECT_THAT(error("", "y1 = y + dt k; swap y k"), HasSubstr("k is computed"));
+  EXPECT_THAT(error("swap y y1", "y = y + dt k"), HasSubstr("a swap belongs to a stage"));
+  EXPECT_THAT(error("", "y1 = y + dt k; swap y y1; y = y1"), HasSubstr("a combination after"));
+  // A swap carries what is written: y0 holds the old state after "swap y0 y".
+  EXPECT_EQ(error("", "y1 = y + dt k; swap y0 y; swap y y1; y1 = y0"),
+            "integrator T: a combination after a swap in \" y1 = y0\" at column 4");
   const Integrator minus = parse_integrator({"T", 1, "test", "", {{"0", "y = -y - dt k", "1"}}});
   EXPECT_EQ(minus.text(minus.stages[0].updates[0]), "y = - y - dt k");
 

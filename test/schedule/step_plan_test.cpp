@@ -43,23 +43,23 @@ TEST(StepPlan, RK4WholeExchangesWhereMoLPostStepAsks) {
       build_step_plan(find_integrator("RK4"), calc_rhs(false), post_step(), false);
   EXPECT_FALSE(plan.deferred_exchange);
   EXPECT_FALSE(plan.exit_pending);
-  EXPECT_THAT(stage_lines(plan, 0), ElementsAre("y0 = y"));
+  EXPECT_THAT(stage_lines(plan, 0), ElementsAre());
   EXPECT_THAT(stage_lines(plan, 1),
-              ElementsAre("wave_rhs", "Boundary_RHS", "acc = k", "y = y0 + 1/2 dt k",
-                          "exchange begins (Driver_SyncEvolved)",
+              ElementsAre("wave_rhs", "Boundary_RHS", "acc = y + 1/6 dt k", "y1 = y + 1/2 dt k",
+                          "swap y0 y", "swap y y1", "exchange begins (Driver_SyncEvolved)",
                           "exchange finishes (Driver_SyncEvolved)", "Boundary_ApplyOuter"));
   EXPECT_THAT(stage_lines(plan, 4),
-              ElementsAre("wave_rhs", "Boundary_RHS", "y = y0 + 1/6 dt acc + 1/6 dt k",
+              ElementsAre("wave_rhs", "Boundary_RHS", "y1 = acc + 1/6 dt k", "swap y y1",
                           "exchange begins (Driver_SyncEvolved)",
                           "exchange finishes (Driver_SyncEvolved)", "Boundary_ApplyOuter"));
-  // y0 = y; per stage 2 right-hand sides and 3 post-step operations; 7 combinations.
-  EXPECT_EQ(plan.ops.size(), 1u + 4u * 5u + 7u);
+  // Per stage 2 right-hand sides and 3 post-step operations; 7 combinations; 5 swaps.
+  EXPECT_EQ(plan.ops.size(), 4u * 5u + 7u + 5u);
   // Times: the right-hand sides at the stage's time, the combinations and post-step at the
   // new state's.
   const std::string text = plan.text();
-  EXPECT_THAT(text, HasSubstr("step plan: RK4, 4 stages, scratch 2\n"));
+  EXPECT_THAT(text, HasSubstr("step plan: RK4, 4 stages, scratch 3\n"));
   EXPECT_THAT(text, HasSubstr("  2 t + 1/2 dt   wave_rhs\n"));
-  EXPECT_THAT(text, HasSubstr("  3 t + dt       y = y0 + dt k\n"));
+  EXPECT_THAT(text, HasSubstr("  3 t + dt       y1 = y0 + dt k\n"));
   EXPECT_THAT(text, HasSubstr("  4 t + dt       wave_rhs\n"));
 }
 
@@ -81,7 +81,7 @@ TEST(StepPlan, RK4SplitOverlapsTheExchangeWithTheInterior) {
   EXPECT_THAT(stage_lines(plan, 4),
               ElementsAre("exchange begins (Driver_SyncEvolved)", "wave_rhs interior",
                           "exchange finishes (Driver_SyncEvolved)", "Boundary_ApplyOuter",
-                          "wave_rhs shell", "Boundary_RHS", "y = y0 + 1/6 dt acc + 1/6 dt k"));
+                          "wave_rhs shell", "Boundary_RHS", "y1 = acc + 1/6 dt k", "swap y y1"));
   // The first stage's exchange and boundaries finish what the last step left: a driver skips
   // them when that was done between the steps; the later stages' are the step's own.
   std::vector<std::string> carried;
@@ -100,26 +100,26 @@ TEST(StepPlan, IcnWholeAndSplit) {
   const Integrator& icn = find_integrator("ICN");
   const StepPlan whole = build_step_plan(icn, calc_rhs(false), post_step(), false);
   EXPECT_THAT(lines(whole),
-              ElementsAre("0: y0 = y", "1: wave_rhs", "1: Boundary_RHS", "1: y = y0 + 1/2 dt k",
-                          "1: exchange begins (Driver_SyncEvolved)",
+              ElementsAre("1: wave_rhs", "1: Boundary_RHS", "1: y1 = y + 1/2 dt k", "1: swap y0 y",
+                          "1: swap y y1", "1: exchange begins (Driver_SyncEvolved)",
                           "1: exchange finishes (Driver_SyncEvolved)", "1: Boundary_ApplyOuter",
-                          "2: wave_rhs", "2: Boundary_RHS", "2: y = y0 + 1/2 dt k",
+                          "2: wave_rhs", "2: Boundary_RHS", "2: y1 = y0 + 1/2 dt k", "2: swap y y1",
                           "2: exchange begins (Driver_SyncEvolved)",
                           "2: exchange finishes (Driver_SyncEvolved)", "2: Boundary_ApplyOuter",
-                          "3: wave_rhs", "3: Boundary_RHS", "3: y = y0 + dt k",
+                          "3: wave_rhs", "3: Boundary_RHS", "3: y1 = y0 + dt k", "3: swap y y1",
                           "3: exchange begins (Driver_SyncEvolved)",
                           "3: exchange finishes (Driver_SyncEvolved)", "3: Boundary_ApplyOuter"));
   const StepPlan split = build_step_plan(icn, calc_rhs(true), post_step(), true);
   EXPECT_THAT(stage_lines(split, 3),
               ElementsAre("exchange begins (Driver_SyncEvolved)", "wave_rhs interior",
                           "exchange finishes (Driver_SyncEvolved)", "Boundary_ApplyOuter",
-                          "wave_rhs shell", "Boundary_RHS", "y = y0 + dt k"));
+                          "wave_rhs shell", "Boundary_RHS", "y1 = y0 + dt k", "swap y y1"));
   // A deferred exchange without a split right-hand side: the first reader finishes it whole.
   const StepPlan deferred = build_step_plan(icn, calc_rhs(false), post_step(), true);
   EXPECT_THAT(stage_lines(deferred, 2),
               ElementsAre("exchange begins (Driver_SyncEvolved)",
                           "exchange finishes (Driver_SyncEvolved)", "Boundary_ApplyOuter",
-                          "wave_rhs", "Boundary_RHS", "y = y0 + 1/2 dt k"));
+                          "wave_rhs", "Boundary_RHS", "y1 = y0 + 1/2 dt k", "swap y y1"));
 }
 
 // A post-step calculation that reads ghosts finishes a deferred exchange there (no overlap);
@@ -134,7 +134,7 @@ TEST(StepPlan, PostStepReadersFinishTheExchange) {
   EXPECT_TRUE(
       std::none_of(plan.ops.begin(), plan.ops.end(), [](const StepOp& op) { return op.carried; }));
   EXPECT_THAT(stage_lines(plan, 2),
-              ElementsAre("wave_rhs", "Boundary_RHS", "y = 1/2 y0 + 1/2 y + 1/2 dt k",
+              ElementsAre("wave_rhs", "Boundary_RHS", "y1 = 1/2 y0 + 1/2 y + 1/2 dt k", "swap y y1",
                           "constraints_pointwise", "exchange begins (Driver_SyncEvolved)",
                           "exchange finishes (Driver_SyncEvolved)", "Boundary_ApplyOuter",
                           "constraints"));
@@ -145,8 +145,9 @@ TEST(StepPlan, SyncAmongTheRightHandSidesIsRefused) {
                std::invalid_argument);
 }
 
-// The runner: combinations on the registers (y0 and acc of its own), every other operation
-// handed over with its state's time.
+// The runner: combinations on the registers (y0, y1 and acc of its own; swaps by copies, as
+// the owner gave no way to follow them), every other operation handed over with its state's
+// time.
 TEST(StepRunner, RunsTheCombinationsAndHandsOverTheRest) {
   std::vector<double> y = {1.0, 2.0}, k = {0.0, 0.0};
   const StepPlan plan =
@@ -166,6 +167,55 @@ TEST(StepRunner, RunsTheCombinationsAndHandsOverTheRest) {
   const double h = 0.5, g = 1 - h + h * h / 2 - h * h * h / 6 + h * h * h * h / 24;
   EXPECT_NEAR(y[0], g, 1e-15);
   EXPECT_NEAR(y[1], 2 * g, 1e-15);
+}
+
+// Folding: a right-hand side that produces variable 0 computes the stage's combinations for
+// it; variable 1 (another function's) keeps the plain ones.
+TEST(StepPlan, FoldedRightHandSidesLeaveTheirVariablesOutOfTheCombinations) {
+  std::vector<StepFunction> rhs = calc_rhs(false);
+  rhs[0].produces = {0};
+  rhs[0].folds = {false, true, true, true, true};
+  const StepPlan plan = build_step_plan(find_integrator("RK4"), rhs, post_step(), false);
+  for (const StepOp& op : plan.ops) {
+    if (op.kind == StepOp::Kind::call && op.function == 0) EXPECT_TRUE(op.folded);
+    if (op.kind == StepOp::Kind::combine) EXPECT_EQ(op.folded_variables, std::vector<int>{0});
+  }
+  EXPECT_THAT(stage_lines(plan, 4),
+              ElementsAre("wave_rhs (and the stage's combinations)", "Boundary_RHS",
+                          "y1 = acc + 1/6 dt k (variables 0 in their right-hand side)", "swap y y1",
+                          "exchange begins (Driver_SyncEvolved)",
+                          "exchange finishes (Driver_SyncEvolved)", "Boundary_ApplyOuter"));
+  // A stage that writes the state the right-hand side reads is never folded.
+  IntegratorText in_place{"inplace", 1, "", "", {{"0", "y = y + dt k", "1"}}};
+  const StepPlan euler = build_step_plan(parse_integrator(in_place), rhs, post_step(), false);
+  for (const StepOp& op : euler.ops) {
+    EXPECT_FALSE(op.folded);
+    EXPECT_TRUE(op.folded_variables.empty());
+  }
+}
+
+// Swaps by renaming: the owner hears of each, and the runner's arrays follow. Classical RK4
+// on y' = -y with the right-hand side reading the current state's array.
+TEST(StepRunner, SwapsRenameTheArraysAndTellTheOwner) {
+  std::vector<std::vector<double>> store(5, std::vector<double>(2, 0.0));
+  store[0] = {1.0, 2.0};
+  std::vector<std::vector<double*>> registers;
+  for (auto& a : store) registers.push_back({a.data()});
+  const StepPlan plan =
+      build_step_plan(find_integrator("RK4"), calc_rhs(false), post_step(), false);
+  std::vector<int> owner = {0, 1, 2, 3, 4}; // register -> store
+  StepRunner runner(plan, registers, 2, saguaro::runtime::host_space(),
+                    [&](int a, int b) { std::swap(owner[std::size_t(a)], owner[std::size_t(b)]); });
+  runner.step(1.0, 0.5, [&](const StepOp& op, double) {
+    if (op.kind == StepOp::Kind::call && op.function == 0) {
+      EXPECT_EQ(runner.array(0, 0), store[std::size_t(owner[0])].data());
+      for (std::size_t i = 0; i < 2; ++i) runner.array(1, 0)[i] = -runner.array(0, 0)[i];
+    }
+  });
+  const double h = 0.5, g = 1 - h + h * h / 2 - h * h * h / 6 + h * h * h * h / 24;
+  EXPECT_NE(owner[0], 0); // the new state is in another array
+  EXPECT_NEAR(runner.array(0, 0)[0], g, 1e-15);
+  EXPECT_NEAR(store[std::size_t(owner[0])][1], 2 * g, 1e-15);
 }
 
 } // namespace

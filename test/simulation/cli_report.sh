@@ -26,7 +26,8 @@ PAR
 "$saguaro" "$work/r.par" > "$work/log"
 grep -q "^Prediction log: " "$work/log" || { echo "no prediction table in the log:"; cat "$work/log"; exit 1; }
 
-# predictions.tsv: rows of wave_init, wave_rhs, wave_energy with positive times.
+# predictions.tsv: rows of wave_init, wave_energy and wave_rhs's two folded forms (ICN's stage
+# 1 and stages 2-3: Saguaro::fold_updates) with positive times.
 awk -F'\t' '
   /^# calculation/ { for (c = 2; c <= NF; ++c) col[$c] = c; col["calculation"] = 1; next }
   /^#/ { next }
@@ -34,8 +35,10 @@ awk -F'\t' '
     if (!($col["measured_median"] > 0)) { print "measured not > 0: " $0; bad = 1 }
     if (!($col["predicted_hu"] > 0)) { print "predicted not > 0: " $0; bad = 1 }
     ++n }
-  END { if (n != 3 || !rows["wave_init"] || !rows["wave_rhs"] || !rows["wave_energy"]) {
-          print n " rows, expected wave_init, wave_rhs and wave_energy"; bad = 1 }
+  END { if (n != 4 || !rows["wave_init"] || !rows["wave_rhs (stage 1)"] ||
+            !rows["wave_rhs (stages 2, 3)"] || !rows["wave_energy"]) {
+          print n " rows, expected wave_init, wave_rhs (stage 1), wave_rhs (stages 2, 3) " \
+                "and wave_energy"; bad = 1 }
         exit bad }' "$work/out/predictions.tsv" || { cat "$work/out/predictions.tsv"; exit 1; }
 
 "$saguaro" report "$work/out" > "$work/report"
@@ -50,7 +53,7 @@ assert root.tag == ns + "svg", root.tag
 texts = " ".join(t.text or "" for t in root.iter(ns + "text"))
 for name in ("wave_init", "wave_rhs", "wave_energy", "cpu backend"):
     assert name in texts, name + " not in the SVG's text"
-assert len(list(root.iter(ns + "circle"))) >= 3, "fewer than 3 points"
+assert len(list(root.iter(ns + "circle"))) >= 4, "fewer than 4 points"
 PY
 done
 
