@@ -42,6 +42,22 @@ const std::vector<IntegratorText>& table() {
        {{"0", "y = y0 + dt k", "1"},
         {"1", "y = 3/4 y0 + 1/4 y + 1/4 dt k", "1/2"},
         {"1/2", "y = 1/3 y0 + 2/3 y + 2/3 dt k", "1"}}},
+      // Kutta's third-order method (ODESolvers' "RK3"): k1 and k2 kept for the last stage.
+      {"RK3-Kutta",
+       3,
+       "Kutta's third-order Runge-Kutta (Einstein Toolkit ODESolvers' RK3)",
+       "y0 = y",
+       {{"0", "k1 = k; y = y0 + 1/2 dt k", "1/2"},
+        {"1/2", "k2 = k; y = y0 - dt k1 + 2 dt k", "1"},
+        {"1", "y = y0 + 1/6 dt k1 + 2/3 dt k2 + 1/6 dt k", "1"}}},
+      // The explicit midpoint rule (ODESolvers' "RK2").
+      {"RK2-midpoint",
+       2,
+       "explicit midpoint rule, second order (Einstein Toolkit ODESolvers' RK2)",
+       "y0 = y",
+       {{"0", "y = y0 + 1/2 dt k", "1/2"}, {"1/2", "y = y0 + dt k", "1"}}},
+      // Forward Euler.
+      {"Euler", 1, "forward Euler, first order", "", {{"0", "y = y + dt k", "1"}}},
       // The classical method: k1 + 2 k2 + 2 k3 accumulated in one scratch array.
       {"RK4",
        4,
