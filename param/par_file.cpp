@@ -1,16 +1,22 @@
-// Cactus .par files:
+// Cactus .par files, as the Cactus flesh reads them (its parameter-file grammar; values in
+// param/par_value.hpp):
 //
-//   # comment
-//   !DESC "what this run is"
-//   ActiveThorns = "CoordBase MoL Saguaro"
-//   Cactus::cctk_itlast = 100
+//   # comment                             (anywhere a blank may be, and on the second and later
+//   !DESC "what this run is"               lines of a string)
+//   ActiveThorns = "CoordBase MoL         # several lines
+//                   Saguaro"
+//   $n = 16                               # a variable, for later values
+//   Cactus::cctk_itlast = 10 * $n         # arithmetic
 //   CoordBase::dx = 1.0d-3
-//   Saguaro::equations = "wave.edl"
+//   ADMBase::evolution_method = ML_BSSN   # an unquoted keyword
+//   IO::out_dir = $parfile
 //   Thorn::array[2] = yes
+//   Thorn::array = [1, 2, 3]              # elements 0, 1, 2
 //
-// Values are numbers, booleans (bare or quoted) and double-quoted strings, which may span
-// several lines; `$parfile` in a string is the file's base name without `.par`.
+// Every error of the file is collected (up to kMaxProblems); after one, reading goes on at the
+// next line.
 #include "param/detail.hpp"
+#include "param/par_value.hpp"
 
 #include "support/cursor.hpp"
 #include "support/text.hpp"
@@ -18,6 +24,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -55,6 +62,8 @@ const Assignment* ParFile::find(const std::string& thorn, const std::string& nam
 
 namespace {
 
+constexpr std::size_t kMaxProblems = 50;
+
 bool is_name_start(char c) {
   return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
 }
@@ -66,11 +75,46 @@ bool is_space(char c) {
   return std::isspace(static_cast<unsigned char>(c)) != 0;
 }
 
+// A value as an assignment holds it; `written` is the value's text as the file wrote it.
+void set_value(Assignment& a, const detail::ParValue& v, const std::string& written) {
+  using Type = detail::ParValue::Type;
+  a.written = written;
+  switch (v.type) {
+  case Type::Int:
+    a.kind = Assignment::Kind::Number;
+    a.integer = true;
+    a.integer_value = v.i;
+    a.number = double(v.i);
+    a.text = detail::is_number_literal(written) ? written : std::to_string(v.i);
+    break;
+  case Type::Real:
+    a.kind = Assignment::Kind::Number;
+    a.number = v.r;
+    a.text = detail::is_number_literal(written) ? written : fmt::format("{}", v.r);
+    break;
+  case Type::Bool:
+    a.kind = Assignment::Kind::Boolean;
+    a.boolean = v.b;
+    a.text = v.b ? "yes" : "no";
+    break;
+  case Type::String:
+    bool bare = !written.empty() && written == v.s && is_name_start(written[0]);
+    a.kind = bare ? Assignment::Kind::Word : Assignment::Kind::String;
+    a.text = v.s;
+    break;
+  }
+}
+
 class ParParser {
 public:
   // `expand_as`: the .par file whose name `$parfile` stands for ("": this file).
   explicit ParParser(std::shared_ptr<const SourceFile> file, std::string expand_as = "")
-      : c_(file), expand_as_(expand_as.empty() ? file->name() : std::move(expand_as)) {
+      : c_(file) {
+    scope_.par_path = expand_as.empty() ? file->name() : std::move(expand_as);
+    scope_.parameter = [this](const std::string& thorn, const std::string& name, int index) {
+      auto it = set_.find(key(thorn, name, std::max(0, index)));
+      return it == set_.end() ? nullptr : &it->second;
+    };
     par_.path = file->name();
     par_.source = std::move(file);
   }
@@ -82,23 +126,40 @@ public:
       char c = c_.peek();
       if (c == '\n') {
         c_.advance();
-      } else if (c == '#') {
+        continue;
+      }
+      if (c == '#') {
         c_.skip_to_end_of_line();
-      } else if (c == '!') {
-        desc_line();
-      } else if (is_name_start(c)) {
-        statement();
-      } else {
-        throw InputError(c_.loc(), fmt::format("unexpected {}: {}", show_char(c), expected));
+        continue;
+      }
+      try {
+        if (c == '!')
+          desc_line();
+        else if (c == '$')
+          variable_definition();
+        else if (is_name_start(c))
+          statement();
+        else
+          throw InputError(c_.loc(), fmt::format("unexpected {}: {}", show_char(c), expected));
+      } catch (const InputError& e) {
+        for (const support::Diagnostic& d : e.diagnostics())
+          (par_.problems.size() < kMaxProblems ? par_.problems.push_back(d) : void(++more_));
+        c_.skip_to_end_of_line(); // go on with the next line
       }
     }
+    if (more_ > 0)
+      par_.problems.push_back({"note", {}, fmt::format("{} more problems not shown", more_), {}});
     return std::move(par_);
   }
 
 private:
   static constexpr const char* expected =
-      "expected 'Thorn::name = value', 'ActiveThorns = \"...\"' or a '#' comment";
+      "expected 'Thorn::name = value', '$variable = value', 'ActiveThorns = \"...\"' or a '#' "
+      "comment";
 
+  static std::string key(const std::string& thorn, const std::string& name, int index) {
+    return support::lower(thorn) + "::" + support::lower(name) + "[" + std::to_string(index) + "]";
+  }
   static std::string show_char(char c) {
     if (c == '\n' || c == '\0') return "end of line";
     return support::describe_character(c);
@@ -125,32 +186,6 @@ private:
     return std::string(c_.since(start));
   }
 
-  struct Quoted {
-    std::string text;
-    SourceLoc loc; // the opening quote to the closing one (on the first line when it spans)
-  };
-
-  // A double-quoted string starting at the current '"'; it may span lines.
-  Quoted quoted() {
-    const support::Position open = c_.position();
-    c_.advance();
-    const support::Position inside = c_.position();
-    c_.advance_while([](char c) { return c != '"'; });
-    Quoted q{std::string(c_.since(inside)), {}};
-    // The caret runs to the closing quote, or to the end of the opening quote's line.
-    std::size_t first_eol = c_.text().find('\n', open.offset);
-    if (c_.at_end()) {
-      std::size_t end = first_eol == std::string::npos ? c_.text().size() : first_eol;
-      throw InputError(c_.at(open, std::max(1, int(end - open.offset))),
-                       "unterminated string: expected a closing '\"'",
-                       {{{}, "a string may span several lines; it ends at the next '\"'"}});
-    }
-    c_.advance();
-    std::size_t end = std::min(c_.offset(), first_eol);
-    q.loc = c_.at(open, int(end - open.offset));
-    return q;
-  }
-
   void desc_line() {
     const support::Position bang = c_.position();
     c_.advance();
@@ -160,11 +195,39 @@ private:
           c_.span(bang),
           fmt::format("unknown directive '!{}': expected '!DESC \"description\"'", word));
     c_.skip_blanks();
+    SourceLoc loc;
     if (c_.peek() == '"')
-      quoted();
+      detail::read_quoted(c_, scope_, loc);
     else
       c_.skip_to_end_of_line(); // `!DESC text` without quotes: the rest of the line
     end_of_line("the !DESC line");
+  }
+
+  // `$name = value`: a variable for the values after it.
+  void variable_definition() {
+    const support::Position dollar = c_.position();
+    c_.advance();
+    if (!is_name_start(c_.peek()))
+      throw InputError(c_.span(dollar), "expected a variable name after '$', as in '$n = 16'");
+    std::string var = name();
+    c_.skip_blanks();
+    if (c_.peek() != '=')
+      throw InputError(c_.loc(), fmt::format("unexpected {}: expected '=' and a value after "
+                                             "'${}'",
+                                             show_char(c_.peek()), var));
+    c_.advance();
+    c_.skip_blanks();
+    if (c_.at_end() || c_.peek() == '\n' || c_.peek() == '#')
+      throw InputError(c_.loc(), fmt::format("expected a value after '${} ='", var));
+    std::string written;
+    SourceLoc loc;
+    std::vector<detail::ParValue> values = detail::read_value(c_, scope_, written, loc);
+    if (values.size() != 1)
+      throw InputError(loc, fmt::format("${} takes one value, not an array", var));
+    if (var == "parfile" || var == "pi")
+      throw InputError(c_.span(dollar), fmt::format("${} is predefined and cannot be set", var));
+    end_of_line("the value");
+    scope_.variables[var] = values.front();
   }
 
   // `[2]` after a parameter's name: the index, or an error under the brackets.
@@ -235,53 +298,56 @@ private:
     c_.skip_blanks();
     if (c_.at_end() || c_.peek() == '\n' || c_.peek() == '#')
       throw InputError(c_.loc(), fmt::format("expected a value after '{}::{} ='", a.thorn, a.name));
-    if (c_.peek() == '"') {
-      Quoted q = quoted();
-      a.kind = Assignment::Kind::String;
-      a.text = expand_parfile(q.text, expand_as_);
-      a.value_loc = q.loc;
-    } else {
-      value_word(a);
-    }
+    const bool array = c_.peek() == '[';
+    std::string written;
+    std::vector<detail::ParValue> values = detail::read_value(c_, scope_, written, a.value_loc);
+    if (array && a.index)
+      throw InputError(a.value_loc, fmt::format("{}::{}[{}] is one element: give it one value, "
+                                                "or set the whole array without an index",
+                                                a.thorn, a.name, *a.index));
     end_of_line("the value");
-    par_.assignments.push_back(std::move(a));
-  }
-
-  // An unquoted value: a number or a word (yes, no, a keyword).
-  void value_word(Assignment& a) {
-    const support::Position begin = c_.position();
-    c_.advance_while([](char c) { return !is_space(c) && c != '#'; });
-    std::string word(c_.since(begin));
-    a.text = word;
-    a.value_loc = c_.at(begin, int(word.size()));
-    if (detail::is_number_literal(word)) {
-      a.kind = Assignment::Kind::Number;
-    } else if (is_name_start(word[0]) && std::all_of(word.begin(), word.end(), is_name_char)) {
-      a.kind = Assignment::Kind::Word;
-    } else {
-      throw InputError(a.value_loc, fmt::format("'{}' is not a value: expected a number, yes/no, "
-                                                "or a string in double quotes",
-                                                word));
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      Assignment element = a;
+      if (array) element.index = int(i);
+      set_value(element, values[i], array ? std::string() : written);
+      if (array) element.written = element.text;
+      set_[key(a.thorn, a.name, element.index.value_or(0))] = values[i];
+      par_.assignments.push_back(std::move(element));
     }
   }
 
+  // `ActiveThorns = "A B C"` (several lines, commas, comments on later lines) or a bare name.
   void active_thorns(const SourceLoc& keyword) {
     c_.advance(); // '='
     c_.skip_blanks();
+    if (is_name_start(c_.peek())) {
+      const support::Position start = c_.position();
+      std::string thorn = name();
+      par_.active_thorns.push_back(thorn);
+      par_.active_thorn_locs.push_back(c_.at(start, int(thorn.size())));
+      end_of_line("the ActiveThorns list");
+      return;
+    }
     if (c_.peek() != '"')
       throw InputError(c_.peek() == '\n' || c_.at_end() ? keyword : c_.loc(),
                        "ActiveThorns takes a list of thorn names in double quotes, as in "
                        "ActiveThorns = \"CoordBase MoL Saguaro\"");
     support::Cursor names = c_; // walks the contents again for each name's place
+    const int first_line = c_.line();
     names.advance();
-    Quoted q = quoted();
-    const std::size_t end = names.offset() + q.text.size();
+    SourceLoc loc;
+    detail::read_quoted(c_, scope_, loc);
+    const std::size_t end = c_.offset() - 1; // the closing quote
     auto separator = [](char c) { return is_space(c) || c == ','; };
     for (;;) {
       names.advance_while(separator);
       if (names.offset() >= end) break;
+      if (names.peek() == '#' && names.line() != first_line) {
+        names.advance_while([](char c) { return c != '\n' && c != '"'; });
+        continue;
+      }
       const support::Position start = names.position();
-      names.advance_while([&](char c) { return !separator(c) && c != '"'; });
+      names.advance_while([&](char c) { return !separator(c) && c != '"' && c != '#'; });
       std::string thorn(names.since(start));
       SourceLoc at = names.at(start, int(thorn.size()));
       if (!std::all_of(thorn.begin(), thorn.end(), is_name_char))
@@ -295,23 +361,32 @@ private:
   }
 
   support::Cursor c_;
-  std::string expand_as_;
+  detail::ParScope scope_;
+  std::map<std::string, detail::ParValue> set_; // "thorn::name[index]" (lowercase) -> value
   ParFile par_;
+  std::size_t more_ = 0;
 };
+
+ParFile finish(ParFile par, bool keep_going) {
+  if (!keep_going && !par.problems.empty()) throw InputError(std::move(par.problems));
+  return par;
+}
 
 } // namespace
 
-ParFile parse_par_text(std::string name, std::string text) {
-  return ParParser(std::make_shared<const SourceFile>(std::move(name), std::move(text))).run();
+ParFile parse_par_text(std::string name, std::string text, bool keep_going) {
+  return finish(
+      ParParser(std::make_shared<const SourceFile>(std::move(name), std::move(text))).run(),
+      keep_going);
 }
 
-ParFile parse_par_file(const std::string& path) {
-  return ParParser(SourceFile::load(path)).run();
+ParFile parse_par_file(const std::string& path, bool keep_going) {
+  return finish(ParParser(SourceFile::load(path)).run(), keep_going);
 }
 
 ParFile parse_override(const std::string& text, const std::string& par_path) {
   auto source = std::make_shared<const SourceFile>("--set", text);
-  ParFile one = ParParser(source, par_path).run();
+  ParFile one = finish(ParParser(source, par_path).run(), false);
   const SourceLoc whole{source, 1, 1, std::max(1, int(text.size()))};
   if (!one.active_thorns.empty())
     throw InputError(one.active_thorn_locs.front(),

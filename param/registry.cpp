@@ -1,6 +1,8 @@
 #include "param/detail.hpp"
+#include "param/et_compat.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
@@ -93,15 +95,34 @@ std::string shown(const Assignment& a) {
   return a.kind == Assignment::Kind::String ? "\"" + a.text + "\"" : "'" + a.text + "'";
 }
 
+// The parameter's name in messages: `IOUtil::out_every (IO::out_every)` for an alias.
+std::string named(const Declaration& decl, const Assignment& a) {
+  return a.alias_of.empty() ? qualified(decl) : a.alias_of + " (" + qualified(decl) + ")";
+}
+
 Value convert(const Declaration& decl, const Assignment& a) {
+  using Kind = Assignment::Kind;
   const SourceLoc& at = a.value_loc;
-  std::string name = qualified(decl);
+  std::string name = named(decl, a);
+  const bool text_kind = a.kind == Kind::String || a.kind == Kind::Word;
   switch (decl.type) {
   case Type::Int: {
     bool not_integral = false, too_large = false;
     std::optional<long> v;
-    if (a.kind != Assignment::Kind::Word)
-      v = detail::parse_int(detail::trim(a.text), &not_integral, &too_large);
+    if (a.kind == Kind::Number && a.integer) return a.integer_value;
+    if (a.kind == Kind::Number) {
+      // A real with an integral value is an integer, as in the flesh (`2.0 * 8`).
+      if (std::isfinite(a.number) && std::floor(a.number) == a.number) {
+        if (std::fabs(a.number) >= 9.2e18)
+          too_large = true;
+        else
+          return static_cast<long>(a.number);
+      } else {
+        not_integral = true;
+      }
+    } else if (a.kind == Kind::String) {
+      v = detail::parse_int(detail::trim(a.text), &not_integral, &too_large); // "100" quoted
+    }
     if (v) return *v;
     if (too_large) throw InputError(at, fmt::format("{} is too large for {} (INT)", a.text, name));
     if (not_integral)
@@ -110,21 +131,21 @@ Value convert(const Declaration& decl, const Assignment& a) {
   }
   case Type::Real: {
     std::optional<double> v;
-    if (a.kind != Assignment::Kind::Word) v = detail::parse_real(detail::trim(a.text));
+    if (a.kind == Kind::Number) return a.number;
+    if (a.kind == Kind::String) v = detail::parse_real(detail::trim(a.text));
     if (v) return *v;
     throw InputError(at,
                      fmt::format("expected a real number for {} (REAL), not {}", name, shown(a)));
   }
   case Type::Boolean: {
+    if (a.kind == Kind::Boolean) return a.boolean;
     if (std::optional<bool> v = detail::parse_bool(a.text)) return *v;
     throw InputError(at, fmt::format("expected a boolean for {} (yes, no, true, false, 1 or 0), "
                                      "not {}",
                                      name, shown(a)));
   }
   case Type::Keyword: {
-    if (a.kind != Assignment::Kind::String)
-      throw InputError(at, fmt::format("expected a keyword in double quotes for {}: write \"{}\"",
-                                       name, a.text));
+    // Quoted or not (`MoL::ODE_Method = RK4`), as the flesh takes them.
     if (decl.ranges.empty()) return a.text;
     std::vector<std::string> words;
     for (const RangeItem& r : decl.ranges) {
@@ -139,10 +160,9 @@ Value convert(const Declaration& decl, const Assignment& a) {
                      declared_here(decl, std::move(notes)));
   }
   case Type::String: {
-    if (a.kind != Assignment::Kind::String)
-      throw InputError(at, fmt::format("expected a string in double quotes for {} (STRING): "
-                                       "write \"{}\"",
-                                       name, a.text));
+    if (!text_kind)
+      throw InputError(at, fmt::format("expected a string for {} (STRING), not {}: write \"{}\"",
+                                       name, a.text, a.written.empty() ? a.text : a.written));
     return a.text;
   }
   }
@@ -215,7 +235,12 @@ void Registry::declare_all(const std::vector<Declaration>& decls) {
   for (const Declaration& decl : decls) declare(decl);
 }
 
-void Registry::apply(const ParFile& par) {
+void Registry::apply(const ParFile& written) {
+  // Established thorns' names become Saguaro's (et_compat.hpp); what that finds comes first.
+  const Assignment* missing = written.find("Saguaro", "missing_thorns");
+  const bool missing_is_error = missing == nullptr || !support::iequals(missing->text, "warn");
+  Translation translation = translate_et(written, *this, missing_is_error);
+  const ParFile& par = translation.par;
   std::vector<std::string> known = thorns();
   auto canonical_thorn = [&](const std::string& thorn) -> std::string {
     for (const std::string& k : known)
@@ -228,6 +253,10 @@ void Registry::apply(const ParFile& par) {
   constexpr std::size_t kMaxProblems = 50;
   std::vector<support::Diagnostic> problems;
   std::size_t more = 0;
+  for (const support::Diagnostic& d : written.problems) // syntax, in the file's order
+    (problems.size() < kMaxProblems ? problems.push_back(d) : void(++more));
+  for (const support::Diagnostic& d : translation.errors)
+    (problems.size() < kMaxProblems ? problems.push_back(d) : void(++more));
   auto each = [&](const auto& body) {
     try {
       body();
@@ -337,6 +366,7 @@ void Registry::apply(const ParFile& par) {
   }
   entries_ = std::move(entries);
   active_ = std::move(active);
+  warnings_ = std::move(translation.warnings);
 }
 
 namespace {

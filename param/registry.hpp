@@ -49,13 +49,25 @@ struct Declaration {
   support::SourceLoc loc;          // where it is declared
 };
 
-// One `Thorn::name[index] = value` line, as written.
+// One `Thorn::name[index] = value` line, its value evaluated (param/par_value.hpp: arithmetic,
+// $variables, unquoted keywords).
 struct Assignment {
   std::string thorn, name;
   std::optional<int> index;
-  enum class Kind { Number, String, Word } kind = Kind::Number; // Word: yes/no/true/false/...
-  std::string text; // Number: the literal ("1.0d-3"); String: the contents ($parfile expanded)
+  // Number: INT or REAL; String: quoted or computed text; Word: an unquoted name (a keyword);
+  // Boolean: yes/no/true/false or a comparison.
+  enum class Kind { Number, String, Word, Boolean } kind = Kind::Number;
+  std::string text;       // Number: the literal as written ("1.0d-3") or the computed value;
+                          // String, Word: the value ($parfile expanded); Boolean: "yes"/"no"
+  double number = 0;      // Number
+  bool integer = false;   // Number: an INT (integer literal or integer arithmetic)
+  long integer_value = 0; // Number and integer
+  bool boolean = false;   // Boolean
+  std::string written;    // the value as the file wrote it (its first line)
   support::SourceLoc loc, value_loc;
+  // Set when the name was translated from an established thorn's (et_compat.hpp): the
+  // name as the file wrote it, e.g. "IOUtil::out_every".
+  std::string alias_of;
 };
 
 // A .par file, parsed but not yet checked against any declaration.
@@ -65,14 +77,19 @@ struct ParFile {
   std::vector<support::SourceLoc> active_thorn_locs;
   std::vector<Assignment> assignments;
   std::shared_ptr<const support::SourceFile> source;
+  // Syntax and evaluation errors, every one of the file (up to 50), when parsed with
+  // keep_going; the registry reports them with its own.
+  std::vector<support::Diagnostic> problems;
 
   // The last assignment of thorn::name (case-insensitive), or nullptr.
   const Assignment* find(const std::string& thorn, const std::string& name) const;
 };
 
-// Parses .par syntax; throws support::InputError on a syntax error.
-ParFile parse_par_file(const std::string& path);
-ParFile parse_par_text(std::string name, std::string text);
+// Parses .par syntax. Every error of the file is found (up to 50); without `keep_going` they
+// are thrown as one support::InputError, with it they are left in ParFile::problems. A file
+// that cannot be read always throws.
+ParFile parse_par_file(const std::string& path, bool keep_going = false);
+ParFile parse_par_text(std::string name, std::string text, bool keep_going = false);
 
 // `saguaro run FILE.par --set TEXT`: one `Thorn::name = value` in .par syntax (diagnostics name
 // the file "--set"), `$parfile` standing for `par_path`'s name. Throws support::InputError
@@ -103,8 +120,10 @@ public:
   void declare_thorn(const std::string& thorn);
 
   // Checks and applies every assignment of `par`: the thorn must be known and active, the
-  // parameter declared, the value of its type, in range, set once. Throws support::InputError.
-  // Built-in components are always active; other thorns must be named in ActiveThorns.
+  // parameter declared, the value of its type, in range, set once. Established Einstein
+  // Toolkit thorns are first translated (et_compat.hpp). Throws support::InputError with
+  // every problem, `par.problems` (syntax) first. Built-in components are always active;
+  // other thorns must be named in ActiveThorns.
   void apply(const ParFile& par);
 
   // Typed access (thorn and name case-insensitive). Throws std::logic_error when the
@@ -125,6 +144,9 @@ public:
   std::vector<const Declaration*> declarations(const std::string& thorn) const;
   const Declaration* find(const std::string& thorn, const std::string& name) const;
   const std::vector<std::string>& active_thorns() const { return active_; }
+  // What apply() found worth a warning: settings of established thorns without effect, thorns
+  // accepted without effect (et_compat.hpp). The CLI prints them.
+  const std::vector<support::Diagnostic>& warnings() const { return warnings_; }
 
   // The whole parameter set, `Thorn::name = value` lines (for checkpoints and HDF5 output).
   std::string to_par_text() const;
@@ -140,6 +162,7 @@ private:
   std::vector<std::string> order_;       // the keys in declaration order
   std::vector<std::string> builtin_;     // lowercase names of the always-active components
   std::vector<std::string> active_;
+  std::vector<support::Diagnostic> warnings_;
 };
 
 // `saguaro params [THORN]`: every parameter with type, default, range and description.

@@ -43,6 +43,23 @@ const std::vector<IntegratorText>& table() {
        {{"0", "y1 = y + dt k; swap y0 y; swap y y1", "1"},
         {"1", "y1 = 3/4 y0 + 1/4 y + 1/4 dt k; swap y y1", "1/2"},
         {"1/2", "y1 = 1/3 y0 + 2/3 y + 2/3 dt k; swap y y1", "1"}}},
+      // Kutta's third-order method (ODESolvers' "RK3"): k1 and k2 kept for the last stage.
+      {"RK3-Kutta",
+       3,
+       "Kutta's third-order Runge-Kutta (Einstein Toolkit ODESolvers' RK3)",
+       "",
+       {{"0", "k1 = k; y1 = y + 1/2 dt k; swap y0 y; swap y y1", "1/2"},
+        {"1/2", "k2 = k; y1 = y0 - dt k1 + 2 dt k; swap y y1", "1"},
+        {"1", "y1 = y0 + 1/6 dt k1 + 2/3 dt k2 + 1/6 dt k; swap y y1", "1"}}},
+      // The explicit midpoint rule (ODESolvers' "RK2").
+      {"RK2-midpoint",
+       2,
+       "explicit midpoint rule, second order (Einstein Toolkit ODESolvers' RK2)",
+       "",
+       {{"0", "y1 = y + 1/2 dt k; swap y0 y; swap y y1", "1/2"},
+        {"1/2", "y1 = y0 + dt k; swap y y1", "1"}}},
+      // Forward Euler.
+      {"Euler", 1, "forward Euler, first order", "", {{"0", "y1 = y + dt k; swap y y1", "1"}}},
       // The classical method: y + dt/6 (k1 + 2 k2 + 2 k3) accumulated in one scratch array as
       // the stages go, each stage's state written apart from the one its right-hand side reads.
       {"RK4",

@@ -99,26 +99,40 @@ schedule::ScheduleItem schedule_item(const calc::Calculation& calc, const std::s
 Setup load_setup(const std::string& par_path, const std::vector<std::string>& overrides) {
   Setup setup;
   setup.par_path = par_path;
-  setup.par = param::parse_par_file(par_path);
+  setup.par = param::parse_par_file(par_path, /*keep_going=*/true);
   std::vector<param::ParFile> parsed;
   for (const std::string& text : overrides) parsed.push_back(param::parse_override(text, par_path));
   param::apply_overrides(setup.par, parsed);
   setup.registry = param::Registry::with_builtin_components();
 
+  // Without its EDL file the .par file is still checked against the built-in components, so
+  // that one run lists every problem (an Einstein Toolkit file's missing thorns among them).
+  auto without_edl = [&](support::Diagnostic problem) {
+    std::vector<support::Diagnostic> all;
+    try {
+      setup.registry.apply(setup.par);
+    } catch (const support::InputError& e) {
+      all = e.diagnostics();
+    }
+    all.push_back(std::move(problem));
+    throw support::InputError(std::move(all));
+  };
   const param::Assignment* eq = setup.par.find("Saguaro", "equations");
   if (eq == nullptr || eq->text.empty())
-    throw support::InputError(support::SourceLoc{setup.par.source, 1, 1, 1},
-                              "Saguaro::equations is not set",
-                              {{{},
-                                "name the EDL file with the physics, e.g. "
-                                "Saguaro::equations = \"wave.edl\" (relative to the .par file)"}});
+    without_edl({"error",
+                 support::SourceLoc{setup.par.source, 1, 1, 1},
+                 "Saguaro::equations is not set",
+                 {{{},
+                   "name the EDL file with the physics, e.g. "
+                   "Saguaro::equations = \"wave.edl\" (relative to the .par file)"}}});
   fs::path edl = eq->text;
   if (edl.is_relative()) edl = fs::path(par_path).parent_path() / edl;
   setup.edl_path = edl.lexically_normal().string();
   if (!fs::is_regular_file(edl))
-    throw support::InputError(
-        eq->value_loc, fmt::format("no EDL file '{}'", setup.edl_path),
-        {{{}, "Saguaro::equations is relative to the .par file's directory"}});
+    without_edl({"error",
+                 eq->value_loc,
+                 fmt::format("no EDL file '{}'", setup.edl_path),
+                 {{{}, "Saguaro::equations is relative to the .par file's directory"}}});
 
   // Lower through parameter declaration, declare the thorn's parameters and check the .par
   // against every declaration, then finish the lowering once, at the run's

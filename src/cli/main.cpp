@@ -4,6 +4,7 @@
 #include "calc/mapping.hpp"
 #include "calc/strategy.hpp"
 #include "cli/batch.hpp"
+#include "cli/compat.hpp"
 #include "cli/inspect.hpp"
 #include "cli/map.hpp"
 #include "cli/plan.hpp"
@@ -126,9 +127,11 @@ int inspect(const std::string& file, int fd_order, const std::string& format, bo
 }
 
 // `saguaro check FILE.par`: the parameter file and its EDL, checked without running.
-int check(const std::string& par_file, const std::vector<std::string>& overrides) {
+int check(const std::string& par_file, const std::vector<std::string>& overrides, bool compat) {
   using namespace saguaro;
+  if (compat) return cli::compat_main(par_file, overrides, std::cout, std::cerr);
   host::Setup setup = host::load_setup(par_file, overrides);
+  for (const support::Diagnostic& w : setup.registry.warnings()) std::cerr << support::render(w);
   host::check_startup(setup); // what the run validates before it evolves, all at once
   std::cout << fmt::format("{}: OK ({} from {}: {} calculations, {} parameters set)\n", par_file,
                            setup.program.thorn, setup.edl_path, setup.program.calculations.size(),
@@ -164,7 +167,11 @@ int run(const std::string& par_file, const std::vector<std::string>& overrides) 
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int status = 0;
   try {
-    host::Simulation simulation(host::load_setup(par_file, overrides), MPI_COMM_WORLD, std::cout);
+    host::Setup setup = host::load_setup(par_file, overrides);
+    if (rank == 0)
+      for (const support::Diagnostic& w : setup.registry.warnings())
+        std::cerr << support::render(w);
+    host::Simulation simulation(std::move(setup), MPI_COMM_WORLD, std::cout);
     simulation.run();
   } catch (const support::InputError& e) { // .par, EDL, CCL, mapping files
     if (rank == 0) std::cerr << e.what();
@@ -205,6 +212,11 @@ int main(int argc, char** argv) {
       "check", "check a parameter file and the EDL file it names without running");
   check_cmd->add_option("parfile", par_file, "the .par file")->required();
   check_cmd->add_option("--set", overrides, set_help)->allow_extra_args(false);
+  bool compat = false;
+  check_cmd->add_flag("--compat", compat,
+                      "for an Einstein Toolkit parameter file: list which thorns run (and as "
+                      "which built-in component), which are accepted without effect, which are "
+                      "missing, and every setting's fate; then every problem");
 
   std::string params_of;
   CLI::App* params_cmd = app.add_subcommand(
@@ -350,7 +362,7 @@ int main(int argc, char** argv) {
 
   try {
     if (*inspect_cmd) return inspect(edl_file, fd_order, format, expressions, emit_options, after);
-    if (*check_cmd) return check(par_file, overrides);
+    if (*check_cmd) return check(par_file, overrides, compat);
     if (*calibrate_cmd) {
       if (calibrate_interconnect)
         return saguaro::calibrate::interconnect_command(calibrate_out, calibrate_cpu,

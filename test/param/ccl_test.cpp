@@ -105,7 +105,8 @@ TEST(BuiltinCcl, RegistryHoldsEveryComponent) {
   EXPECT_EQ(r.get_keyword("Time", "timestep_method"), "courant_static");
   EXPECT_EQ(r.get_real("Time", "timestep"), 0.0);
   EXPECT_EQ(r.get_keyword("MoL", "ODE_Method"), "ICN");
-  EXPECT_THAT(range_texts(*r.find("MoL", "ode_method")), ElementsAre("ICN", "RK2", "RK3", "RK4"));
+  EXPECT_THAT(range_texts(*r.find("MoL", "ode_method")),
+              ElementsAre("ICN", "RK2", "RK3", "RK3-Kutta", "RK2-midpoint", "Euler", "RK4"));
   EXPECT_THAT(r.find("MoL", "ODE_Method")->ranges[2].description, HasSubstr("SSP"));
 
   EXPECT_EQ(r.get_string("IO", "out_dir"), "$parfile");

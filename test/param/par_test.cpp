@@ -38,8 +38,8 @@ Periodic::periodic_x = yes
 Periodic::periodic_y = "no"
 Saguaro::equations = "wave.edl"   # trailing comment
 IO::out_dir = "out/$parfile-${parfile}"
-Cactus::cctk_run_title = "first line
-  second # not a comment"
+Cactus::cctk_run_title = "first line # not a comment on the first line
+  second # a comment on a later line"
 Wave::v[2] = 7
   Wave :: w [ 1 ] = 0.5
 )");
@@ -73,7 +73,7 @@ Wave::v[2] = 7
   EXPECT_EQ(par.assignments[3].text, "-3");
   EXPECT_EQ(par.assignments[4].text, ".25");
   EXPECT_EQ(par.assignments[5].text, "+2E3");
-  EXPECT_EQ(par.assignments[6].kind, Assignment::Kind::Word);
+  EXPECT_EQ(par.assignments[6].kind, Assignment::Kind::Boolean);
   EXPECT_EQ(par.assignments[6].text, "yes");
   EXPECT_EQ(par.assignments[7].kind, Assignment::Kind::String);
   EXPECT_EQ(par.assignments[7].text, "no");
@@ -81,7 +81,7 @@ Wave::v[2] = 7
   EXPECT_EQ(par.assignments[8].value_loc.column, 22);
   EXPECT_EQ(par.assignments[8].value_loc.length, 10);
   EXPECT_EQ(par.assignments[9].text, "out/wave-wave");
-  EXPECT_EQ(par.assignments[10].text, "first line\n  second # not a comment");
+  EXPECT_EQ(par.assignments[10].text, "first line # not a comment on the first line\n  second ");
   EXPECT_EQ(par.assignments[10].value_loc.line, 17);
   EXPECT_EQ(par.assignments[11].index, 2);
   EXPECT_EQ(par.assignments[11].text, "7");
@@ -203,12 +203,12 @@ TEST(ParErrors, BareValueThatIsNeitherNumberNorWord) {
   InputError e = par_error("A::b = wave.edl\n");
   EXPECT_EQ(e.loc().column, 8);
   EXPECT_EQ(e.loc().length, 8);
-  EXPECT_EQ(e.message(),
-            "'wave.edl' is not a value: expected a number, yes/no, or a string in double quotes");
+  EXPECT_EQ(e.message(), "'wave.edl' is not a value: expected a number, a word, or a string in "
+                         "quotes");
   e = par_error("A::b = 1.0.0\n");
   EXPECT_THAT(e.message(), HasSubstr("'1.0.0' is not a value"));
   e = par_error("A::b = 1e\n");
-  EXPECT_THAT(e.message(), HasSubstr("'1e' is not a value"));
+  EXPECT_THAT(e.message(), HasSubstr("'1e' is not a number"));
 }
 
 TEST(ParErrors, UnterminatedString) {
@@ -250,7 +250,7 @@ TEST(ParErrors, StrayCharactersAndDirectives) {
   EXPECT_THAT(e.message(), HasSubstr("expected 'Thorn::name = value'"));
   e = par_error("!DESCRIPTION \"x\"\n");
   EXPECT_THAT(e.message(), HasSubstr("unknown directive '!DESCRIPTION'"));
-  e = par_error("ActiveThorns = CoordBase\n");
+  e = par_error("ActiveThorns = 3\n");
   EXPECT_EQ(e.loc().column, 16);
   EXPECT_THAT(e.message(), HasSubstr("ActiveThorns takes a list of thorn names in double quotes"));
   e = par_error("ActiveThorns = \"Coord/Base\"\n");

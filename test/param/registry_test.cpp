@@ -220,9 +220,9 @@ TEST(RegistryErrors, UnknownThornInActiveThorns) {
   EXPECT_EQ(e.loc().line, 2);
   EXPECT_EQ(e.loc().column, 3);
   EXPECT_EQ(e.loc().length, 3);
-  EXPECT_EQ(e.message(), "unknown thorn 'Wav' in ActiveThorns");
+  EXPECT_EQ(e.message(), "thorn 'Wav' in ActiveThorns is not provided by Saguaro");
   EXPECT_EQ(e.notes()[0].message, "did you mean 'Wave'?");
-  EXPECT_THAT(e.notes()[1].message, HasSubstr("Saguaro, Time, Wave"));
+  EXPECT_THAT(e.notes()[1].message, HasSubstr("Saguaro runs physics written in EDL"));
 }
 
 TEST(RegistryErrors, WrongType) {
@@ -249,12 +249,9 @@ TEST(RegistryErrors, WrongType) {
        "expected a boolean for Periodic::periodic (yes, no, true, false, 1 or 0), not 'maybe'"},
       {"Periodic::periodic = 2", 22, 1,
        "expected a boolean for Periodic::periodic (yes, no, true, false, 1 or 0), not '2'"},
-      {"MoL::ODE_Method = RK4", 19, 3,
-       "expected a keyword in double quotes for MoL::ODE_Method: write \"RK4\""},
       {"Saguaro::equations = 3", 22, 1,
-       "expected a string in double quotes for Saguaro::equations (STRING): write \"3\""},
-      {"Saguaro::backend = cuda", 20, 4,
-       "expected a keyword in double quotes for Saguaro::backend: write \"cuda\""},
+       "expected a string for Saguaro::equations (STRING), not 3: write \"3\""},
+      {"MoL::ODE_Method = 2 * 2", 19, 5, "\"4\" is not a keyword of MoL::ODE_Method"},
   };
   for (const Case& c : cases) {
     InputError e = apply_error(std::string(kActive) + c.line + "\n");
@@ -337,7 +334,9 @@ TEST(RegistryErrors, KeywordNotInTheList) {
   EXPECT_EQ(e.loc().length, 6);
   EXPECT_EQ(e.message(), "\"RK44\" is not a keyword of MoL::ODE_Method");
   EXPECT_THAT(note_texts(e),
-              ElementsAre("did you mean 'RK4'?", "allowed: \"ICN\", \"RK2\", \"RK3\", \"RK4\"",
+              ElementsAre("did you mean 'RK4'?",
+                          "allowed: \"ICN\", \"RK2\", \"RK3\", \"RK3-Kutta\", \"RK2-midpoint\", "
+                          "\"Euler\", \"RK4\"",
                           "MoL::ODE_Method is declared here"));
   EXPECT_EQ(e.notes()[2].loc.file->name(), "param/builtin/MoL.ccl");
 }
@@ -474,8 +473,8 @@ TEST(ParameterReference, ListsEveryParameterWithTypeAndDefault) {
   EXPECT_THAT(text, HasSubstr("Cactus::cctk_itlast         INT      default: 10\n"));
   EXPECT_THAT(text, HasSubstr("MoL::ODE_Method  KEYWORD  default: \"ICN\"\n"));
   EXPECT_THAT(text, HasSubstr("    allowed: 2:8:2  even orders 2, 4, 6, 8\n"));
-  EXPECT_THAT(text, HasSubstr("    allowed: \"ICN\"  iterative Crank-Nicolson"));
-  EXPECT_THAT(text, HasSubstr("             \"RK3\"  third-order"));
+  EXPECT_THAT(text, HasSubstr("    allowed: \"ICN\"           iterative Crank-Nicolson"));
+  EXPECT_THAT(text, HasSubstr("             \"RK3\"           third-order"));
   EXPECT_THAT(text, HasSubstr("Periodic::periodic    BOOLEAN  default: no\n"));
   EXPECT_THAT(text, HasSubstr("IO::out_dir  "));
   EXPECT_THAT(text, HasSubstr("default: \"$parfile\""));

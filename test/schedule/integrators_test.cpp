@@ -24,7 +24,7 @@ std::vector<std::string> texts(const Integrator& i, const std::vector<Combinatio
 TEST(Integrators, TheTableReadsBackInItsNotation) {
   std::vector<std::string> names;
   for (const Integrator& i : integrators()) names.push_back(i.name);
-  EXPECT_THAT(names, ElementsAre("ICN", "RK2", "RK3", "RK4"));
+  EXPECT_THAT(names, ElementsAre("ICN", "RK2", "RK3", "RK3-Kutta", "RK2-midpoint", "Euler", "RK4"));
 
   const Integrator& rk4 = find_integrator("rk4");
   EXPECT_EQ(rk4.order, 4);
@@ -95,7 +95,8 @@ TEST(Integrators, TheReaderRefusesMistakes) {
   EXPECT_EQ(minus.text(minus.stages[0].updates[0]), "y = - y - dt k");
 
   saguaro::support::InputError e = test::error_of([] { find_integrator("RK5"); });
-  EXPECT_THAT(e.message(), HasSubstr("expected ICN, RK2, RK3 or RK4"));
+  EXPECT_THAT(e.message(),
+              HasSubstr("expected ICN, RK2, RK3, RK3-Kutta, RK2-midpoint, Euler or RK4"));
 }
 
 // Adding an integrator is one table entry and its keyword in param/builtin/MoL.ccl: the two

@@ -3,6 +3,7 @@
 // the method names.
 #include "support.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -108,7 +109,11 @@ std::vector<std::string> integrator_names() {
   return names;
 }
 INSTANTIATE_TEST_SUITE_P(Methods, MolOrder, ::testing::ValuesIn(integrator_names()),
-                         [](const auto& info) { return info.param; });
+                         [](const auto& info) {
+                           std::string name = info.param; // a test name takes no '-'
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 // The times of every calc_rhs and post_step call in one step from t = 2 with dt = 0.5.
 struct Calls {
