@@ -78,8 +78,7 @@ TEST(KrancExamples, EveryExampleLowersOrNamesWhatItLacks) {
     EXPECT_NE(run.err.find("ADMBase, Grid, HydroBase, StaticConformal, TmunuBase"),
               std::string::npos)
         << run.err;
-    EXPECT_NE(run.err.find(file.filename().string() + ":4:9: error"), std::string::npos)
-        << run.err;
+    EXPECT_NE(run.err.find(file.filename().string() + ":4:9: error"), std::string::npos) << run.err;
   }
 }
 
@@ -91,8 +90,8 @@ TEST(KrancExamples, EmScriptWritesComponentsByName) {
 }
 
 TEST(KrancExamples, CaKernelScriptsHaveBoundaryRightHandSides) {
-  for (const char* name : {"examples/SimpleWaveScriptCaKernel.kranc",
-                           "examples/WaveCaKernelScript.kranc"}) {
+  for (const char* name :
+       {"examples/SimpleWaveScriptCaKernel.kranc", "examples/WaveCaKernelScript.kranc"}) {
     const calc::Program p = lower_kranc(name);
     EXPECT_EQ(p.evolved, (std::vector<std::string>{"phi", "pi"})) << name;
     const calc::Calculation& b = calc_named(p, "calc_bound_rhs");
@@ -181,12 +180,14 @@ struct World {
     for (const auto& v : program.evolved) field(v) = acc[v];
     time = t0 + dt;
   }
-  double max_error(const std::string& name, const std::function<double(double, double, double)>& f) {
+  double max_error(const std::string& name,
+                   const std::function<double(double, double, double)>& f) {
     double worst = 0;
     for (int k = 0; k < n[2]; ++k)
       for (int j = 0; j < n[1]; ++j)
         for (int i = 0; i < n[0]; ++i)
-          worst = std::max(worst, std::abs(field(name)[index(i, j, k)] - f(i * h(0), j * h(1), k * h(2))));
+          worst = std::max(worst,
+                           std::abs(field(name)[index(i, j, k)] - f(i * h(0), j * h(1), k * h(2))));
     return worst;
   }
 };
@@ -239,8 +240,8 @@ TEST(KrancScripts, OperatorFormDerivativesEvolveAStandingWave) {
   const calc::Program p = lower_kranc("operator_algebra.kranc");
   // PDstandard2nd_11 is DPlus DMinus: three points; PDstandard2nd_12 is DZero DZero.
   EXPECT_EQ(offsets_of(calc_named(p, "wave_rhs"), "phi"),
-            (std::set<calc::Offset>{{-1, 0, 0}, {0, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 1, 0},
-                                    {0, 0, -1}, {0, 0, 1}}));
+            (std::set<calc::Offset>{
+                {-1, 0, 0}, {0, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 1, 0}, {0, 0, -1}, {0, 0, 1}}));
 }
 
 TEST(KrancScripts, StencilFormAdvectsASine) {
@@ -249,12 +250,12 @@ TEST(KrancScripts, StencilFormAdvectsASine) {
   w.run_bin("initial");
   for (int s = 0; s < 16; ++s) w.step(0.25 / 32);
   // d_t u = -c d_x u with c = 1: u = sin(2 pi (x - t)); second-order phase error only.
-  EXPECT_LT(w.max_error("u", [&](double x, double, double) {
-    return std::sin(2 * M_PI * (x - w.time));
-  }), 1e-2);
+  EXPECT_LT(
+      w.max_error("u", [&](double x, double, double) { return std::sin(2 * M_PI * (x - w.time)); }),
+      1e-2);
   EXPECT_EQ(offsets_of(calc_named(p, "mixed"), "u"),
-            (std::set<calc::Offset>{{1, 1, 0}, {1, -1, 0}, {-1, 1, 0}, {-1, -1, 0}, {1, 0, 0},
-                                    {0, 0, 0}}));
+            (std::set<calc::Offset>{
+                {1, 1, 0}, {1, -1, 0}, {-1, 1, 0}, {-1, -1, 0}, {1, 0, 0}, {0, 0, 0}}));
 }
 
 // The interpreter's value of `gf` at one interior point of a calculation whose input `f` is
@@ -277,12 +278,14 @@ double value_at(const calc::Program& p, const std::string& calc_name, const std:
 
 TEST(KrancScripts, StandardOperatorsAreExactOnPolynomials) {
   const calc::Program p = lower_kranc("standard_operators.kranc");
-  auto f = [](double x, double y, double) { return std::pow(x, 4) + 3 * std::pow(x, 3) - 2 * x * x + x * y - 7; };
+  auto f = [](double x, double y, double) {
+    return std::pow(x, 4) + 3 * std::pow(x, 3) - 2 * x * x + x * y - 7;
+  };
   const double x = 0.3, y = 0.2, h = 0.1;
   // Five-point stencils: exact for degree 4 (the first derivative's error is h^4 f^(5)/30 = 0).
   EXPECT_NEAR(value_at(p, "differences", "d1", f), 4 * x * x * x + 9 * x * x - 4 * x + y, 1e-9);
-  EXPECT_NEAR(value_at(p, "differences", "d2", f), 12 * x * x + 18 * x - 4 + 24 * h * h * 0 +
-                                                       (-h * h / 12.0) * 0, 1e-8);
+  EXPECT_NEAR(value_at(p, "differences", "d2", f),
+              12 * x * x + 18 * x - 4 + 24 * h * h * 0 + (-h * h / 12.0) * 0, 1e-8);
   EXPECT_NEAR(value_at(p, "differences", "d4", f), 24, 1e-6);
   // The upwind stencil on -1..2 is exact for degree 3; f's quartic term leaves -h^3 f''''/12.
   EXPECT_NEAR(value_at(p, "differences", "dup", f),
@@ -292,8 +295,8 @@ TEST(KrancScripts, StandardOperatorsAreExactOnPolynomials) {
 TEST(KrancScripts, ShiftProductsGiveMixedDerivatives) {
   const calc::Program p = lower_kranc("shift_products.kranc");
   auto f = [](double x, double y, double z) { return x * y + 2 * x * z + y * z * z + x * x; };
-  EXPECT_NEAR(value_at(p, "use", "mixed", f), 1.0, 1e-10);  // d_x d_y f
-  EXPECT_NEAR(value_at(p, "use", "mixed2", f), 2.0, 1e-10); // d_x d_z f
+  EXPECT_NEAR(value_at(p, "use", "mixed", f), 1.0, 1e-10);                    // d_x d_y f
+  EXPECT_NEAR(value_at(p, "use", "mixed2", f), 2.0, 1e-10);                   // d_x d_z f
   EXPECT_NEAR(value_at(p, "use", "quad", f), 0.2 + 2 * 0.1 + 2 * 0.3, 1e-10); // d_x f
   EXPECT_EQ(offsets_of(calc_named(p, "use"), "f").count({2, 0, 0}), 1u);
 }
@@ -301,8 +304,7 @@ TEST(KrancScripts, ShiftProductsGiveMixedDerivatives) {
 TEST(KrancScripts, GroupsDeclareTheirVariables) {
   const calc::Program p = lower_kranc("groups.kranc");
   EXPECT_EQ(p.evolved, (std::vector<std::string>{"u", "v", "w1", "w2", "w3"}));
-  EXPECT_EQ(p.groups.at("evolved_group"),
-            (std::vector<std::string>{"u", "v", "w1", "w2", "w3"}));
+  EXPECT_EQ(p.groups.at("evolved_group"), (std::vector<std::string>{"u", "v", "w1", "w2", "w3"}));
   EXPECT_EQ(p.groups.at("output_group"), (std::vector<std::string>{"rho", "w1"}));
   World w(p, {1, 1, 1});
   w.run_bin("initial");
@@ -313,9 +315,9 @@ TEST(KrancScripts, GroupsDeclareTheirVariables) {
 
 TEST(KrancScripts, AdmBaseVariablesAreInherited) {
   const calc::Program p = lower_kranc("inherit_admbase.kranc");
-  for (const char* v : {"alp", "betax", "betay", "betaz", "gxx", "gxy", "gxz", "gyy", "gyz",
-                        "gzz", "kxx", "kxy", "kxz", "kyy", "kyz", "kzz", "dtalp", "dtbetax",
-                        "dtbetay", "dtbetaz", "trK"})
+  for (const char* v : {"alp", "betax", "betay", "betaz",   "gxx",     "gxy",     "gxz",
+                        "gyy", "gyz",   "gzz",   "kxx",     "kxy",     "kxz",     "kyy",
+                        "kyz", "kzz",   "dtalp", "dtbetax", "dtbetay", "dtbetaz", "trK"})
     EXPECT_NE(std::find(p.variables.begin(), p.variables.end(), v), p.variables.end()) << v;
   EXPECT_EQ(p.inherits, (std::vector<std::string>{"ADMBase", "Grid"}));
   EXPECT_EQ(p.evolved, (std::vector<std::string>{"alp"}));
@@ -327,8 +329,8 @@ TEST(KrancScripts, AdmBaseVariablesAreInherited) {
 
 TEST(KrancScripts, HydroAndTmunuVariablesKeepTheirNames) {
   const calc::Program p = lower_kranc("inherit_hydro.kranc");
-  for (const char* v : {"rho", "press", "eps", "vel1", "vel2", "vel3", "w_lorentz", "Y_e",
-                        "eTtt", "eTxx", "eTzz", "Bvec1", "Avec3", "Aphi"})
+  for (const char* v : {"rho", "press", "eps", "vel1", "vel2", "vel3", "w_lorentz", "Y_e", "eTtt",
+                        "eTxx", "eTzz", "Bvec1", "Avec3", "Aphi"})
     EXPECT_NE(std::find(p.variables.begin(), p.variables.end(), v), p.variables.end()) << v;
   World w(p, {1, 1, 1});
   w.run_bin("initial");
@@ -376,23 +378,29 @@ TEST(KrancScripts, TensorsAndTemporariesByFlatName) {
   w.run_bin("analysis");
   // v = (sin(2 pi y), -sin(2 pi x), 0) / (2 pi) = w: curl v = (0, 0, -cos(2 pi x) - cos(2 pi y))
   // (fourth-order differences); v.w + v1 w1 = 2 v1^2 + v2^2; the trace of g is 3.
-  EXPECT_LT(w.max_error("curl3", [](double x, double y, double) {
-    return -std::cos(2 * M_PI * x) - std::cos(2 * M_PI * y);
-  }), 2e-3);
+  EXPECT_LT(
+      w.max_error("curl3", [](double x, double y,
+                              double) { return -std::cos(2 * M_PI * x) - std::cos(2 * M_PI * y); }),
+      2e-3);
   EXPECT_LT(w.max_error("curl1", [](double, double, double) { return 0.0; }), 1e-14);
-  EXPECT_LT(w.max_error("dot", [](double x, double y, double) {
-    const double v1 = std::sin(2 * M_PI * y) / (2 * M_PI), v2 = -std::sin(2 * M_PI * x) / (2 * M_PI);
-    return 2 * v1 * v1 + v2 * v2;
-  }), 1e-14);
+  EXPECT_LT(w.max_error("dot",
+                        [](double x, double y, double) {
+                          const double v1 = std::sin(2 * M_PI * y) / (2 * M_PI),
+                                       v2 = -std::sin(2 * M_PI * x) / (2 * M_PI);
+                          return 2 * v1 * v1 + v2 * v2;
+                        }),
+            1e-14);
   EXPECT_LT(w.max_error("trg", [](double, double, double) { return 3.0; }), 1e-14);
 
   const calc::Program t = lower_kranc("temporaries.kranc");
   World v(t, {2, 2, 1});
   v.run_bin("initial");
-  EXPECT_LT(v.max_error("out", [](double x, double y, double) {
-    const double s = x + 2 * y;
-    return s * s + x * x + 4 * y * y;
-  }), 1e-14);
+  EXPECT_LT(v.max_error("out",
+                        [](double x, double y, double) {
+                          const double s = x + 2 * y;
+                          return s * s + x * x + 4 * y * y;
+                        }),
+            1e-14);
 }
 
 // The suggestion for a misspelt name prefers a declared one over a built-in one-letter name.
@@ -413,6 +421,54 @@ TEST(KrancScripts, SuggestionPrefersDeclaredNames) {
     lower_text(text);
   } catch (const edl::EdlError& e) {
     EXPECT_EQ(std::string(e.what()).find("did you mean 'x'"), std::string::npos) << e.what();
+  }
+}
+
+// Errors of the Kranc constructs: file:line:col, the message, status 2 from the CLI.
+TEST(KrancScripts, ErrorsNameTheirPlace) {
+  struct Case {
+    std::string text, where, message;
+  };
+  const std::string head = "begin thorn T\nbegin variables\nu w\nend variables\n"; // 1-4
+  const std::string calc = "begin calculation c scheduled at analysis\nw = PD_1 u\n"
+                           "end calculation\nend thorn\n";
+  const std::vector<Case> cases = {
+      {head + "begin derivatives\nPD_i = 1/(shift_i - 1)\nend derivatives\n" + calc,
+       ":6:19:", "divide only by a single term"},
+      {head + "begin derivatives\nPD_i = shift_j\nend derivatives\n" + calc,
+       ":6:14:", "direction letters of 'PD'"},
+      {head + "begin derivatives\nPD_i = PD_i\nend derivatives\n" + calc,
+       ":6:8:", "defined in terms of itself"},
+      {head + "begin derivatives\nPD_i = DZero_i\nPD_j = DPlus_j\nend derivatives\n" + calc,
+       ":7:1:", "defined twice for the same indices"},
+      {head +
+           "begin derivatives\nPD_i = StandardCenteredDifferenceOperator(3, 1, i)\n"
+           "end derivatives\n" +
+           calc,
+       ":6:8:", "needs more points"},
+      {"begin thorn T\ninherit ADMBase\nbegin variables\nalp\nend variables\nend thorn\n",
+       ":4:1:", "'alp' is declared twice"},
+      {"begin thorn T\ninherit ADMbase Hydrobase MyThorn\nend thorn\n",
+       ":2:27:", "unknown inherited thorn 'MyThorn'"},
+      {head + "begin calculation b scheduled at MoL_RHSBoundaries\nD_t u = 0\n"
+              "end calculation\nend thorn\n",
+       ":6:1:", "D_t equation on the boundary but none for the interior"},
+      {head + "begin calculation c on interior\nw = 1\nend calculation\nend thorn\n",
+       ":5:24:", "'boundary' after 'on'"},
+      {head + "begin calculation c\nw = @{Sin[x]}\nend calculation\nend thorn\n",
+       ":6:5:", "raw Mathematica"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    const fs::path file = dir.path / "bad.kranc";
+    std::ofstream(file) << c.text;
+    CliRun run = run_saguaro("inspect \"" + file.string() + "\"");
+    EXPECT_EQ(run.status, 2) << c.text << run.err;
+    EXPECT_EQ(run.out, "");
+    EXPECT_NE(run.err.find("bad.kranc" + c.where + " error: "), std::string::npos)
+        << c.where << "\n"
+        << run.err;
+    EXPECT_NE(run.err.find(c.message), std::string::npos) << c.message << "\n" << run.err;
   }
 }
 
