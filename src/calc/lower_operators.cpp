@@ -33,9 +33,9 @@ struct Term {
 };
 using Poly = std::vector<Term>;
 
-constexpr int kMaxDepth = 32;    // operators defined through operators, at most this deep
-constexpr int kMaxTerms = 4096;  // terms of one expanded operator
-constexpr int kMaxPower = 16;    // |n| of `shift_i**n`, `DPlus_i**n`
+constexpr int kMaxDepth = 32;   // operators defined through operators, at most this deep
+constexpr int kMaxTerms = 4096; // terms of one expanded operator
+constexpr int kMaxPower = 16;   // |n| of `shift_i**n`, `DPlus_i**n`
 
 bool same_kind(const Term& a, const Term& b) {
   return a.shift == b.shift && a.h == b.h && a.other == b.other;
@@ -51,8 +51,9 @@ Poly combine(Poly p) {
     else
       it->weight += t.weight;
   }
-  out.erase(std::remove_if(out.begin(), out.end(), [](const Term& t) { return t.weight.is_zero(); }),
-            out.end());
+  out.erase(
+      std::remove_if(out.begin(), out.end(), [](const Term& t) { return t.weight.is_zero(); }),
+      out.end());
   return out;
 }
 
@@ -132,10 +133,10 @@ private:
 
   std::string slot(const Index& i, const Frame& f, const char* what) const {
     if (!i.is_symbol() || i.upper || !f.rename.count(i.symbol))
-      throw EdlError(i.loc, fmt::format("{} takes one of the direction letters of '{}' ({}), "
-                                        "as in '{}_{}'",
-                                        what, f.def->name, letters(f), what,
-                                        f.rename.begin()->first));
+      throw EdlError(i.loc,
+                     fmt::format("{} takes one of the direction letters of '{}' ({}), "
+                                 "as in '{}_{}'",
+                                 what, f.def->name, letters(f), what, f.rename.begin()->first));
     return f.rename.at(i.symbol);
   }
   static std::string letters(const Frame& f) {
@@ -211,15 +212,16 @@ private:
     t.weight = Rational(1) / t.weight;
     for (auto& [s, n] : t.shift) n = -n;
     for (auto& [s, n] : t.h) n = -n;
-    for (ExprPtr& o : t.other) o = node(Expr::Kind::Divide, o->loc, {node(Expr::Kind::Number, o->loc, {}, 1.0), o});
+    for (ExprPtr& o : t.other)
+      o = node(Expr::Kind::Divide, o->loc, {node(Expr::Kind::Number, o->loc, {}, 1.0), o});
     return {t};
   }
 
   Poly power(const Expr& e, const Frame& f) {
     const int n = integer_argument(*e.args[1], "exponent in a derivative definition");
     if (std::abs(n) > kMaxPower)
-      throw EdlError(e.args[1]->loc, fmt::format("exponent {} is too large (at most {})", n,
-                                                 kMaxPower));
+      throw EdlError(e.args[1]->loc,
+                     fmt::format("exponent {} is too large (at most {})", n, kMaxPower));
     Poly base = n < 0 ? inverse(*e.args[0], f) : eval(*e.args[0], f);
     Poly out{Term{}};
     for (int k = 0; k < std::abs(n); ++k) out = product(out, base, e);
@@ -231,7 +233,8 @@ private:
     if (!def.algebra && e.name == def.operand.name) { // the operand, shifted: u_(i+1,j-1)
       Term t;
       for (const Index& i : e.indices)
-        if ((t.shift[slot(i, f, "the operand")] += i.shift) == 0) t.shift.erase(f.rename.at(i.symbol));
+        if ((t.shift[slot(i, f, "the operand")] += i.shift) == 0)
+          t.shift.erase(f.rename.at(i.symbol));
       return {t};
     }
     if ((!def.algebra && e.name == "h") || (def.algebra && e.name == "spacing")) {
@@ -284,12 +287,12 @@ private:
         }
         if (fits) return expand(*d, rename, e.loc, f.depth + 1);
       }
-      throw EdlError(e.loc, fmt::format("no definition of '{}' takes {} direction ind{}",
-                                        e.name, letters.size(), letters.size() == 1 ? "ex" : "ices"));
+      throw EdlError(e.loc, fmt::format("no definition of '{}' takes {} direction ind{}", e.name,
+                                        letters.size(), letters.size() == 1 ? "ex" : "ices"));
     }
     if (letters.size() != 1)
-      throw EdlError(e.loc, fmt::format("'{}' takes one direction letter, as in '{}_i'", e.name,
-                                        e.name));
+      throw EdlError(e.loc,
+                     fmt::format("'{}' takes one direction letter, as in '{}_i'", e.name, e.name));
     const std::string& a = letters[0];
     // Kranc's DPlus = (shift - 1)/spacing, DMinus = (1 - 1/shift)/spacing, DZero = their mean.
     Term up{{{a, 1}}, Rational(1), {{a, -1}}, {}}, here{{}, Rational(-1), {{a, -1}}, {}};
@@ -332,8 +335,8 @@ private:
     std::vector<int> points;
     for (int k = -lo; k <= hi; ++k) points.push_back(k);
     if (p < 0 || lo < 0 || hi < 0 || static_cast<int>(points.size()) <= p)
-      throw EdlError(e.loc, fmt::format("'{}' needs more points than the derivative's order {}",
-                                        e.name, p));
+      throw EdlError(
+          e.loc, fmt::format("'{}' needs more points than the derivative's order {}", e.name, p));
     const std::string& a = f.rename.at(dir.name);
     Poly out;
     for (const StencilWeight& w : fd_weights(p, points)) {
@@ -360,7 +363,8 @@ edl::DerivativeDef stencil_form(const edl::DerivativeDef& def, const Poly& poly)
   std::map<std::string, int> common = poly.empty() ? std::map<std::string, int>{} : poly[0].h;
   for (const Term& t : poly)
     for (auto it = common.begin(); it != common.end();)
-      it = t.h.count(it->first) && t.h.at(it->first) == it->second ? std::next(it) : common.erase(it);
+      it = t.h.count(it->first) && t.h.at(it->first) == it->second ? std::next(it)
+                                                                   : common.erase(it);
   auto spacing_power = [&](ExprPtr term, const std::string& letter, int n) {
     Index i;
     i.symbol = letter;
@@ -381,7 +385,8 @@ edl::DerivativeDef stencil_form(const edl::DerivativeDef& def, const Poly& poly)
       shifted.push_back(s);
     }
     ExprPtr term = node(Expr::Kind::Tensor, at, {}, 0, "_u", shifted);
-    term = node(Expr::Kind::Multiply, at, {node(Expr::Kind::Number, at, {}, t.weight.to_double()), term});
+    term = node(Expr::Kind::Multiply, at,
+                {node(Expr::Kind::Number, at, {}, t.weight.to_double()), term});
     for (const auto& [letter, n] : t.h) term = spacing_power(term, letter, n);
     for (const ExprPtr& o : t.other) term = node(Expr::Kind::Multiply, at, {term, o});
     sum = sum ? node(Expr::Kind::Add, at, {sum, term}) : term;
@@ -413,9 +418,10 @@ void define_operators(LoweringState& state) {
   for (const auto& d : state.thorn->derivatives) {
     for (const edl::DerivativeDef* other : state.thorn_operators[d.name])
       if (same_pattern(*other, d))
-        throw EdlError(d.loc, fmt::format("derivative operator '{}' is defined twice for the same "
-                                          "indices",
-                                          d.name),
+        throw EdlError(d.loc,
+                       fmt::format("derivative operator '{}' is defined twice for the same "
+                                   "indices",
+                                   d.name),
                        {{other->loc, "first defined here"}});
     state.thorn_operators[d.name].push_back(&d);
   }

@@ -7,14 +7,13 @@ namespace saguaro::edl {
 const std::vector<InheritedThorn>& inherited_thorns() {
   // The names and groups of the thorns' interface.ccl files (Einstein Toolkit, EinsteinBase).
   static const std::vector<InheritedThorn> thorns = {
-      {"ADMBase",
-       {{"alp", 0, "lapse"},        {"betax", 0, "shift"},      {"betay", 0, "shift"},
-        {"betaz", 0, "shift"},      {"gxx", 0, "metric"},       {"gxy", 0, "metric"},
-        {"gxz", 0, "metric"},       {"gyy", 0, "metric"},       {"gyz", 0, "metric"},
-        {"gzz", 0, "metric"},       {"kxx", 0, "curv"},         {"kxy", 0, "curv"},
-        {"kxz", 0, "curv"},         {"kyy", 0, "curv"},         {"kyz", 0, "curv"},
-        {"kzz", 0, "curv"},         {"dtalp", 0, "dtlapse"},    {"dtbetax", 0, "dtshift"},
-        {"dtbetay", 0, "dtshift"},  {"dtbetaz", 0, "dtshift"}}},
+      {"ADMBase", {{"alp", 0, "lapse"},       {"betax", 0, "shift"},    {"betay", 0, "shift"},
+                   {"betaz", 0, "shift"},     {"gxx", 0, "metric"},     {"gxy", 0, "metric"},
+                   {"gxz", 0, "metric"},      {"gyy", 0, "metric"},     {"gyz", 0, "metric"},
+                   {"gzz", 0, "metric"},      {"kxx", 0, "curv"},       {"kxy", 0, "curv"},
+                   {"kxz", 0, "curv"},        {"kyy", 0, "curv"},       {"kyz", 0, "curv"},
+                   {"kzz", 0, "curv"},        {"dtalp", 0, "dtlapse"},  {"dtbetax", 0, "dtshift"},
+                   {"dtbetay", 0, "dtshift"}, {"dtbetaz", 0, "dtshift"}}},
       {"Grid", {}}, // the coordinates x, y, z: built in
       {"HydroBase",
        {{"rho", 0, "rho"},

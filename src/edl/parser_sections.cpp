@@ -55,8 +55,8 @@ void Parser::parse_section(Thorn& thorn) {
     parse_group(thorn);
     return;
   }
-  if (!kind.is_name("variables") && !kind.is_name("temporaries") &&
-      !kind.is_name("parameters") && !kind.is_name("derivatives"))
+  if (!kind.is_name("variables") && !kind.is_name("temporaries") && !kind.is_name("parameters") &&
+      !kind.is_name("derivatives"))
     throw error(kind, fmt::format("unknown section {}: expected one of variables, temporaries, "
                                   "parameters, group, derivatives, calculation",
                                   show(kind)));
@@ -79,8 +79,7 @@ void Parser::parse_section(Thorn& thorn) {
     else if (word == "parameters")
       thorn.parameters.push_back(peek().is_name("name") && peek(1).is(TokenKind::Colon) &&
                                          !peek(2).is_name("real") && !peek(2).is_name("int") &&
-                                         !peek(2).is_name("keyword") &&
-                                         !peek(2).is_name("boolean")
+                                         !peek(2).is_name("keyword") && !peek(2).is_name("boolean")
                                      ? parse_kranc_parameter()
                                      : parse_parameter());
     else
@@ -106,7 +105,8 @@ void Parser::parse_group(Thorn& thorn) {
       thorn.groups.push_back(std::move(group));
       return;
     }
-    if (peek().is(TokenKind::End)) throw error(peek(), "unexpected end of file: expected 'end group'");
+    if (peek().is(TokenKind::End))
+      throw error(peek(), "unexpected end of file: expected 'end group'");
     const std::size_t first = group.members.size();
     while (peek().is(TokenKind::Name)) group.members.emplace_back(parse_declared_tensor(), "");
     if (group.members.size() == first)
@@ -287,8 +287,8 @@ DerivativeDef Parser::parse_derivative_def() {
   next();
   def.name = name.text;
   def.loc = loc(name);
-  def.algebra = (peek().is(TokenKind::Underscore) || peek().is(TokenKind::Caret)) &&
-                !peek().space_before;
+  def.algebra =
+      (peek().is(TokenKind::Underscore) || peek().is(TokenKind::Caret)) && !peek().space_before;
   if (def.algebra) {
     def.operand = TensorRef{"", parse_indices(), loc(name)};
   } else {
@@ -374,8 +374,8 @@ Equation Parser::parse_equation() {
     const std::string lhs = parse_name(name);
     eq.lhs = TensorRef{lhs, {}, SourceLoc{file_, name.line, name.column, int(lhs.size())}};
     eq.lhs.indices = parse_indices();
-    eq.loc = SourceLoc{file_, first.line, first.column,
-                       name.column + int(lhs.size()) - first.column};
+    eq.loc =
+        SourceLoc{file_, first.line, first.column, name.column + int(lhs.size()) - first.column};
   } else {
     next();
     const std::string lhs = parse_name(first);
