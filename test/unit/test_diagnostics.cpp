@@ -240,7 +240,7 @@ std::vector<Case> cases() {
         12, 1, "'g' has 2 indices"),
       C("UnknownFunction", calc("phi = sine(psi)"), 12, 7, "unknown function 'sine'")
           .also("sin cos tan asin acos atan atan2 sinh cosh tanh exp log sqrt abs pow min max "
-                "sign")
+                "sign if")
           .with_note("did you mean 'sin'?"),
       C("TooFewArguments", calc("phi = atan2(psi)"), 12, 7, "'atan2' takes 2 arguments, given 1"),
       C("TooManyArguments", calc("phi = sin(psi, amp)"), 12, 7, "'sin' takes 1 argument, given 2"),
