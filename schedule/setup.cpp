@@ -83,9 +83,16 @@ schedule::ScheduleItem schedule_item(const calc::Calculation& calc, const std::s
   } else {
     item.at = false;
     item.where = calc.schedule_bin;
-    if (support::lower(item.where) == "mol_calcrhs") {
+    const std::string group = support::lower(item.where);
+    if (group == "mol_calcrhs" || group == "mol_rhsboundaries") {
+      // A right-hand side on the outer boundary (`on boundary`, or MoL's group for them,
+      // MoL_RHSBoundaries, which runs after MoL_CalcRHS) follows the built-in boundary
+      // condition on the right-hand sides, so that it has the last word there.
       item.where = "MoL_CalcRHS";
-      item.before = {"Boundary_RHS"};
+      if (calc.on_boundary)
+        item.after = {"Boundary_RHS"};
+      else
+        item.before = {"Boundary_RHS"};
     } else if (support::lower(item.where) == "mol_poststep") {
       item.where = "MoL_PostStep";
       item.after = {"Boundary_ApplyOuter"};

@@ -148,7 +148,8 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
       b->field_index.push_back(fields_->find(gf.name));
     runtime::Margin m = runtime::required_margin(c);
     b->pointwise = m.max() == 0;
-    b->rhs = support::lower(c.schedule_bin) == "mol_calcrhs";
+    b->rhs = support::lower(c.schedule_bin) == "mol_calcrhs" ||
+             support::lower(c.schedule_bin) == "mol_rhsboundaries";
     for (int o : c.outputs) b->outputs.push_back(b->field_index[o]);
     bindings_.push_back(std::move(b));
   }

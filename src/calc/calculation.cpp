@@ -76,7 +76,8 @@ void count_node(const Dag& dag, const Node& n, FlopCounts& f) {
     case Function::Min:
     case Function::Max:
     case Function::Sign:
-    case Function::Fmod: f.other += 1; break;
+    case Function::Fmod:
+    case Function::IfThen: f.other += 1; break;
     default: f.transcendental += 1; break;
     }
     break;

@@ -19,7 +19,7 @@ constexpr FunctionInfo kFunctions[] = {
     {Function::Tanh, "tanh"},   {Function::Exp, "exp"},   {Function::Log, "log"},
     {Function::Sqrt, "sqrt"},   {Function::Abs, "abs"},   {Function::Pow, "pow"},
     {Function::Min, "min"},     {Function::Max, "max"},   {Function::Sign, "sign"},
-    {Function::Fmod, "fmod"},
+    {Function::Fmod, "fmod"},   {Function::IfThen, "if"},
 };
 
 bool is_integer(double x) {
@@ -69,6 +69,7 @@ double apply_function(Function fn, const double* a) {
   case Function::Max: return std::fmax(a[0], a[1]);
   case Function::Sign: return a[0] > 0 ? 1.0 : (a[0] < 0 ? -1.0 : 0.0);
   case Function::Fmod: return std::fmod(a[0], a[1]);
+  case Function::IfThen: return a[0] != 0.0 ? a[1] : a[2];
   }
   return 0.0;
 }

@@ -55,6 +55,7 @@ enum class Function : std::uint8_t {
   Max,
   Sign,
   Fmod,
+  IfThen, // if(c, a, b): a where c is not zero, else b (Kranc's IfThen, `c ? a : b`)
 };
 const char* function_name(Function fn);
 bool function_from_name(const std::string& name, Function& fn);

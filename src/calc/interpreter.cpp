@@ -46,8 +46,8 @@ double Interpreter::run(const std::vector<NodeId>& order, NodeId result, const P
       break;
     case Op::Pow: v = std::pow(values[n.kids[0]], values[n.kids[1]]); break;
     case Op::Call: {
-      double args[2] = {0.0, 0.0};
-      for (std::size_t k = 0; k < n.kids.size() && k < 2; ++k) args[k] = values[n.kids[k]];
+      double args[3] = {0.0, 0.0, 0.0};
+      for (std::size_t k = 0; k < n.kids.size() && k < 3; ++k) args[k] = values[n.kids[k]];
       v = apply_function(n.fn, args);
       break;
     }

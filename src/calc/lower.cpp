@@ -136,6 +136,12 @@ Program finish_lowering(LoweringState&& state) {
     program.calculations.push_back(std::move(work.calc));
   for (const auto& v : program.variables)
     if (state.evolved_at.count(v)) program.evolved.push_back(v);
+  for (const auto& [v, loc] : state.boundary_evolved_at)
+    if (!state.evolved_at.count(v))
+      throw edl::EdlError(loc, fmt::format("'{}' has a D_t equation on the boundary but none for "
+                                           "the interior: a boundary right-hand side completes "
+                                           "an evolution equation, it does not replace it",
+                                           v));
   return program;
 }
 

@@ -7,6 +7,7 @@
 #include "calc/lower_passes.hpp"
 
 #include "edl/parser.hpp"
+#include "support/text.hpp"
 
 #include <algorithm>
 #include <set>
@@ -81,16 +82,14 @@ void Lowerer::check_definition(const edl::DerivativeDef& d, const Expr& e) const
 
 void analyse_declarations(LoweringState& state) {
   Lowerer lowerer(state);
-  for (const auto& d : state.thorn->derivatives) {
-    if (state.operators.count(d.name))
-      throw EdlError(d.loc, fmt::format("derivative operator '{}' is defined twice", d.name),
-                     {{state.operators[d.name]->loc, "first defined here"}});
-    state.operators[d.name] = &d;
-    lowerer.check_definition(d, *d.rhs);
-  }
+  define_operators(state);
   for (const auto& group : state.thorn->groups) {
     std::vector<std::string>& members = state.program.groups[group.name];
     for (const auto& [ref, description] : group.members) {
+      if (state.component_of.count(ref.name) && ref.indices.empty()) {
+        members.push_back(ref.name); // one component by its flat name
+        continue;
+      }
       auto it = state.tensors.find(ref.name);
       if (it == state.tensors.end())
         throw lowerer.undeclared(ref.name, ref.loc, "a grid function", true);
@@ -119,7 +118,9 @@ void open_calculation(LoweringState& state, CalculationLowering& work) {
   Calculation& calc = work.calc;
   calc.name = decl.name;
   calc.loc = decl.loc;
-  calc.on_boundary = decl.on_boundary;
+  // MoL_RHSBoundaries is MoL's group for the right-hand sides on the outer boundary: a
+  // calculation there runs on the boundary, as one marked `on boundary` does.
+  calc.on_boundary = decl.on_boundary || support::lower(decl.schedule_bin) == "mol_rhsboundaries";
   if (decl.equations.empty())
     throw EdlError(decl.loc, fmt::format("calculation '{}' has no equations", decl.name));
   for (const auto& eq : decl.equations)
@@ -135,10 +136,26 @@ void open_calculation(LoweringState& state, CalculationLowering& work) {
 
 // ---- equations ------------------------------------------------------------------------------
 
+// A component written by its flat name (`El1 = ...`, `D_t El1 = ...`) as its tensor with
+// fixed components (`El_1`).
+edl::TensorRef resolve_component(const LoweringState& state, const edl::TensorRef& ref) {
+  auto c = state.component_of.find(ref.name);
+  if (c == state.component_of.end() || !ref.indices.empty()) return ref;
+  edl::TensorRef out{c->second, {}, ref.loc};
+  for (std::size_t k = c->second.size(); k < ref.name.size(); ++k) {
+    Index index;
+    index.kind = Index::Kind::Component;
+    index.component = ref.name[k] - '0';
+    index.loc = ref.loc;
+    out.indices.push_back(index);
+  }
+  return out;
+}
+
 void expand_equation(LoweringState& state, CalculationLowering& work, std::size_t equation) {
   const edl::Equation& eq = work.decl->equations[equation];
   Lowerer lowerer(state, &work);
-  const edl::TensorRef& lhs = eq.lhs;
+  const edl::TensorRef lhs = resolve_component(state, eq.lhs);
   auto it = state.tensors.find(lhs.name);
   if (it == state.tensors.end()) {
     if (state.parameter_index.count(lhs.name))
@@ -413,11 +430,14 @@ int Lowerer::tensor_rank(const Expr& e) const {
                                         e.name));
     return 0;
   }
-  if (auto c = s.component_of.find(e.name); c != s.component_of.end())
-    throw EdlError(e.loc,
-                   fmt::format("'{}' is a component of the tensor '{}': write it with "
-                               "indices, as in '{}_{}'",
-                               e.name, c->second, c->second, e.name.substr(c->second.size())));
+  // A component by its flat name (`El1` for `El_i`), as Kranc scripts write them.
+  if (auto c = s.component_of.find(e.name); c != s.component_of.end()) {
+    if (constant_mode)
+      throw EdlError(e.loc, fmt::format("'{}' is not a constant: a default or range end must "
+                                        "be a constant expression",
+                                        e.name));
+    return 0;
+  }
   if (s.operators.count(e.name) || edl::is_builtin_operator(e.name))
     throw EdlError(e.loc, fmt::format("derivative operator '{}' needs an operand", e.name));
   throw undeclared(e.name, e.loc, "a grid function, temporary, parameter or built-in");
@@ -438,14 +458,27 @@ void Lowerer::operator_slots(const Expr& e) const {
                                         e.indices.size()));
     return;
   }
-  const auto& slots = it->second->operand.indices;
-  std::set<std::string> distinct;
-  for (const Index& i : slots) distinct.insert(i.symbol);
-  if (e.name == "D" && slots.size() == 1 && e.indices.size() == 2) return; // D_ij = D_i D_j
-  if (e.indices.size() != slots.size() && e.indices.size() != distinct.size())
-    throw EdlError(e.loc,
-                   fmt::format("'{}' takes {} direction ind{}, given {}", e.name, slots.size(),
-                               slots.size() == 1 ? "ex" : "ices", e.indices.size()));
+  // Any index pattern a definition takes, or several directions composed from a one-direction
+  // definition (`D_ij = D_i D_j`).
+  std::set<std::size_t> counts;
+  for (const edl::DerivativeDef* d : it->second) {
+    std::set<std::string> distinct;
+    for (const Index& i : d->operand.indices) distinct.insert(i.symbol);
+    counts.insert(d->operand.indices.size());
+    counts.insert(distinct.size());
+    if (d->operand.indices.size() == 1)
+      for (std::size_t k = 2; k <= 3; ++k) counts.insert(k);
+  }
+  if (!counts.count(e.indices.size())) {
+    std::vector<std::string> shown;
+    for (std::size_t n : counts) shown.push_back(std::to_string(n));
+    const std::string last = shown.back();
+    shown.pop_back();
+    throw EdlError(e.loc, fmt::format("'{}' takes {}{}{} direction ind{}, given {}", e.name,
+                                      fmt::join(shown, ", "), shown.empty() ? "" : " or ", last,
+                                      counts.size() == 1 && *counts.begin() == 1 ? "ex" : "ices",
+                                      e.indices.size()));
+  }
 }
 
 } // namespace saguaro::calc

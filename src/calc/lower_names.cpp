@@ -3,6 +3,7 @@
 // Runs first, so that a parameter's default naming a grid function is "not a constant".
 #include "calc/lower_passes.hpp"
 
+#include "edl/inherited.hpp"
 #include "edl/parser.hpp"
 
 #include <algorithm>
@@ -68,18 +69,70 @@ std::vector<std::string> Lowerer::components(const std::string& name, int rank) 
   return out;
 }
 
+// "did you mean": a declared name close in spelling (a grid function, one of its components, a
+// temporary, a parameter) wins over a built-in one (`V` suggests the declared `V2`, not `x`).
 EdlError Lowerer::undeclared(const std::string& name, const SourceLoc& loc, const char* what,
                              bool grid_functions_only) const {
-  std::vector<std::string> candidates;
-  if (!grid_functions_only) {
-    candidates = builtin_names();
-    for (const auto& [n, i] : s.parameter_index) candidates.push_back(n);
+  std::vector<std::string> declared;
+  if (!grid_functions_only)
+    for (const auto& [n, i] : s.parameter_index) declared.push_back(n);
+  for (const auto& [n, info] : s.tensors) {
+    if (grid_functions_only && info.kind != TensorSymbol::Kind::Variable) continue;
+    declared.push_back(n);
+    for (const std::string& c : components(n, info.rank))
+      if (c != n) declared.push_back(c);
   }
-  for (const auto& [n, info] : s.tensors)
-    if (!grid_functions_only || info.kind == TensorSymbol::Kind::Variable) candidates.push_back(n);
+  std::vector<edl::Note> notes = edl::did_you_mean(name, declared);
+  if (notes.empty() && !grid_functions_only) notes = edl::did_you_mean(name, builtin_names());
   return EdlError(loc, fmt::format("undeclared name '{}': expected {}", name, what),
-                  edl::did_you_mean(name, candidates));
+                  std::move(notes));
 }
+
+namespace {
+
+// `inherit THORN`: the variables of a known Einstein Toolkit base thorn, declared where the
+// thorn is named; an unknown thorn is an error that lists the known ones.
+template <typename Declare>
+void declare_inherited(LoweringState& state, Declare& declare) {
+  const edl::Thorn& thorn = *state.thorn;
+  for (std::size_t k = 0; k < thorn.inherits.size(); ++k) {
+    const SourceLoc loc = k < thorn.inherit_locs.size() ? thorn.inherit_locs[k] : thorn.loc;
+    const edl::InheritedThorn* known = edl::find_inherited_thorn(thorn.inherits[k]);
+    if (known == nullptr) {
+      std::vector<std::string> names;
+      for (const auto& t : edl::inherited_thorns()) names.push_back(t.name);
+      std::vector<edl::Note> notes = edl::did_you_mean(thorn.inherits[k], names);
+      notes.push_back({{},
+                       "declare the variables this thorn reads from it in 'begin variables' "
+                       "instead of inheriting it"});
+      throw EdlError(loc,
+                     fmt::format("unknown inherited thorn '{}': Saguaro has the variables of {} "
+                                 "built in, not those of '{}'",
+                                 thorn.inherits[k], edl::inherited_thorn_names(),
+                                 thorn.inherits[k]),
+                     std::move(notes));
+    }
+    for (const edl::InheritedVariable& v : known->variables) {
+      edl::TensorRef ref{v.name, {}, loc};
+      if (v.rank == 1) {
+        edl::Index index;
+        index.upper = true;
+        index.symbol = "i";
+        index.loc = loc;
+        ref.indices.push_back(index);
+      }
+      if (auto it = state.declared_at.find(v.name); it != state.declared_at.end())
+        throw EdlError(it->second,
+                       fmt::format("'{}' is a variable of the inherited thorn {} (group {}) and "
+                                   "cannot be declared again",
+                                   v.name, known->name, v.group),
+                       {{loc, fmt::format("{} is inherited here", known->name)}});
+      declare(ref, TensorSymbol::Kind::Variable);
+    }
+  }
+}
+
+} // namespace
 
 void resolve_names(LoweringState& state) {
   Lowerer lowerer(state);
@@ -115,8 +168,15 @@ void resolve_names(LoweringState& state) {
     if (kind == TensorSymbol::Kind::Variable && !ref.indices.empty())
       program.tensors[ref.name] = Lowerer::components(ref.name, int(ref.indices.size()));
   };
+  declare_inherited(state, declare);
   for (const auto& ref : state.thorn->variables) declare(ref, TensorSymbol::Kind::Variable);
   for (const auto& ref : state.thorn->temporaries) declare(ref, TensorSymbol::Kind::Temporary);
+  // A group's member not declared in `variables` is declared by the group (Kranc's groups
+  // declare their variables); one that is is checked against its declaration (indices pass).
+  for (const auto& group : state.thorn->groups)
+    for (const auto& [ref, description] : group.members)
+      if (!state.declared_at.count(ref.name) && !state.component_of.count(ref.name))
+        declare(ref, TensorSymbol::Kind::Variable);
 }
 
 } // namespace saguaro::calc

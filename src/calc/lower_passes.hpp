@@ -23,8 +23,17 @@ void declare_parameters(LoweringState& state);
 // indices: derivative operators' direction indices and groups' members (once); the
 // calculation's header (opening it); each equation's indices and components.
 void analyse_declarations(LoweringState& state);
+// The derivatives block's operators (lower_operators.cpp): checked, operator forms expanded.
+void define_operators(LoweringState& state);
+// The definition of `name` for a use along `axes` (the most specific index pattern that fits),
+// or nullptr; the one-direction definition, or nullptr.
+const edl::DerivativeDef* select_operator(const LoweringState& state, const std::string& name,
+                                          const std::vector<int>& axes);
+const edl::DerivativeDef* one_direction_operator(const LoweringState& state,
+                                                 const std::string& name);
 void open_calculation(LoweringState& state, CalculationLowering& work);
 void expand_equation(LoweringState& state, CalculationLowering& work, std::size_t equation);
+edl::TensorRef resolve_component(const LoweringState& state, const edl::TensorRef& ref);
 // stencils: each component equation's value in the calculation's DAG.
 void build_equation(LoweringState& state, CalculationLowering& work, std::size_t equation);
 // staging: stages and their extents; the calculation's derived fields.

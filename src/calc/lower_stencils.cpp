@@ -47,12 +47,19 @@ void build_equation(LoweringState& state, CalculationLowering& work, std::size_t
     }
     int gf;
     if (eq.time_derivative) {
-      auto [first, inserted] = state.evolved_at.emplace(component.name, eq.loc);
+      // A boundary calculation's D_t is the right-hand side on the outer boundary: one per
+      // variable besides the one of the interior.
+      const bool boundary = work.calc.on_boundary;
+      auto& evolved = boundary ? state.boundary_evolved_at : state.evolved_at;
+      auto [first, inserted] = evolved.emplace(component.name, eq.loc);
       if (!inserted)
         throw EdlError(eq.loc,
-                       fmt::format("'{}' has two D_t equations; every evolved "
-                                   "variable gets exactly one",
-                                   component.name),
+                       boundary ? fmt::format("'{}' has two D_t equations on the boundary; "
+                                              "every evolved variable gets at most one there",
+                                              component.name)
+                                : fmt::format("'{}' has two D_t equations; every evolved "
+                                              "variable gets exactly one",
+                                              component.name),
                        {{first->second, "the first is here"}});
       gf = lowerer.grid_function(component.name + "rhs", GridFunctionRole::RightHandSide,
                                  component.name);
@@ -194,6 +201,14 @@ NodeId Lowerer::lower_tensor(const Expr& e, const Env& env) {
                                         component, work->calc.name));
     return d.load(grid_function(component, GridFunctionRole::Variable, ""));
   }
+  if (s.component_of.count(e.name) && e.indices.empty()) { // `El1`, a component by name
+    if (auto cur = work->current.find(e.name); cur != work->current.end()) return cur->second;
+    if (s.tensors.at(s.component_of.at(e.name)).kind == TensorSymbol::Kind::Temporary)
+      throw EdlError(e.loc, fmt::format("temporary '{}' is used before it is assigned in "
+                                        "calculation '{}'",
+                                        e.name, work->calc.name));
+    return d.load(grid_function(e.name, GridFunctionRole::Variable, ""));
+  }
   if (auto it = s.parameter_index.find(e.name); it != s.parameter_index.end())
     return d.parameter(it->second);
   for (int a = 0; a < 3; ++a) {
@@ -225,14 +240,18 @@ NodeId Lowerer::lower_derivative(const Expr& e, const Env& env) {
 
   // A derivative is one value, as in Kranc's generated code: computed once, then used.
   NodeId result;
-  auto it = s.operators.find(e.name);
-  if (it != s.operators.end() && e.name == "D" && it->second->operand.indices.size() == 1 &&
-      axes.size() == 2) {
-    // A redefined one-direction D keeps D_ij meaning D_i D_j.
-    NodeId inner = apply_user_operator(*it->second, e, {axes[1]}, operand);
-    result = apply_user_operator(*it->second, e, {axes[0]}, inner);
-  } else if (it != s.operators.end()) {
-    result = apply_user_operator(*it->second, e, axes, operand);
+  if (s.operators.count(e.name)) {
+    if (const edl::DerivativeDef* def = select_operator(s, e.name, axes)) {
+      result = apply_user_operator(*def, e, axes, operand);
+    } else {
+      // Several directions from a one-direction definition: D_ij = D_i D_j.
+      const edl::DerivativeDef* one = one_direction_operator(s, e.name);
+      if (one == nullptr)
+        throw EdlError(e.loc, fmt::format("no definition of '{}' fits these directions", e.name));
+      result = operand;
+      for (std::size_t k = axes.size(); k-- > 0;)
+        result = apply_user_operator(*one, e, {axes[k]}, result);
+    }
   } else if (e.name == "DupwindAnti" || e.name == "DupwindSymm") {
     const UpwindParts parts = upwind_first_derivative(fd_order);
     result = apply_weights(operand, e.name == "DupwindAnti" ? parts.antisymmetric : parts.symmetric,

@@ -24,6 +24,7 @@
 #include "edl/ast.hpp"
 
 #include <cstddef>
+#include <deque>
 #include <map>
 #include <string>
 #include <string_view>
@@ -96,7 +97,13 @@ struct LoweringState {
   std::map<std::string, TensorSymbol> tensors;
   std::map<std::string, std::string> component_of; // component -> its tensor
   std::map<std::string, int> parameter_index;
-  std::map<std::string, const edl::DerivativeDef*> operators;
+  // Derivative operators by name, one definition per index pattern, each in stencil form
+  // (operator-form definitions as their expansion in synthesized_operators);
+  // thorn_operators holds the definitions as written.
+  std::map<std::string, std::vector<const edl::DerivativeDef*>> operators;
+  std::map<std::string, std::vector<const edl::DerivativeDef*>> thorn_operators;
+  std::deque<edl::DerivativeDef> synthesized_operators;
+  std::map<std::string, edl::SourceLoc> boundary_evolved_at; // component -> its boundary D_t
   std::map<std::string, edl::SourceLoc> calculation_at;
   std::map<std::string, edl::SourceLoc> evolved_at; // component -> its D_t equation
   std::unordered_map<const edl::Expr*, IndexInfo> index_info;

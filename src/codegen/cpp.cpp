@@ -78,6 +78,8 @@ const Helper kHelpers[] = {
                      "  return (b != b || a < b) ? a : b;\n}\n"},
     {"saguaro_fmax", "inline double saguaro_fmax(double a, double b) {\n"
                      "  return (b != b || a > b) ? a : b;\n}\n"},
+    {"saguaro_if", "inline double saguaro_if(double c, double a, double b) {\n"
+                   "  return c != 0.0 ? a : b;\n}\n"},
     {"saguaro_sign", "inline double saguaro_sign(double a) {\n"
                      "  return a > 0 ? 1.0 : (a < 0 ? -1.0 : 0.0);\n}\n"},
     {"saguaro_powi", "inline double saguaro_powi(double x, long n) {\n"
@@ -110,6 +112,7 @@ const char* helper_for(Function fn) {
   case Function::Max: return "saguaro_fmax";
   case Function::Sign: return "saguaro_sign";
   case Function::Fmod: return "saguaro_fmod";
+  case Function::IfThen: return "saguaro_if";
   }
   return "?";
 }

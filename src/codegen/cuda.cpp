@@ -64,11 +64,14 @@ const char* cuda_function(Function fn) {
   case Function::Max: return "fmax";
   case Function::Sign: return "saguaro_sign";
   case Function::Fmod: return "fmod";
+  case Function::IfThen: return "saguaro_if";
   }
   return "?";
 }
 
 const char* kCudaHelpers[][2] = {
+    {"saguaro_if", "__device__ inline double saguaro_if(double c, double a, double b) {\n"
+                   "  return c != 0.0 ? a : b;\n}\n"},
     {"saguaro_sign", "__device__ inline double saguaro_sign(double a) {\n"
                      "  return a > 0 ? 1.0 : (a < 0 ? -1.0 : 0.0);\n}\n"},
     {"saguaro_powi", "__device__ inline double saguaro_powi(double x, long n) {\n"

@@ -33,6 +33,7 @@ int arity(Function fn) {
   case Function::Min:
   case Function::Max:
   case Function::Fmod: return 2;
+  case Function::IfThen: return 3;
   default: return 1;
   }
 }

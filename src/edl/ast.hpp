@@ -80,6 +80,8 @@ struct ParameterDecl {
   SourceLoc default_loc, range_loc; // where the default and the range are written
 };
 
+// `begin group NAME ... end group`: its members are grid functions; a member not declared in
+// `begin variables` is declared by the group (Kranc's groups declare their variables).
 struct GroupDecl {
   std::string name;
   std::vector<std::pair<TensorRef, std::string>> members; // tensor, description
@@ -97,13 +99,21 @@ inline bool is_builtin_operator(std::string_view name) {
          kBuiltinOperators.end();
 }
 
-// `Dplus u_i = (u_(i+1) - u_(i)) / h`: `operand` holds the dummy grid function and the
-// direction slots; `rhs` refers to the operand with shifted indices and to `h`.
+// A derivative operator of a `begin derivatives` block, in one of two forms.
+//  - Stencil form, `Dplus u_i = (u_(i+1) - u_(i)) / h`: `operand` holds the dummy grid function
+//    and the direction slots; `rhs` refers to the operand with shifted indices and to `h`.
+//  - Operator form (Kranc's shift algebra), `PDstandard2nd_ij = DZero_i DZero_j`: `algebra` is
+//    set, `operand` has no name and holds the direction slots written on the operator, and
+//    `rhs` is an expression in `shift_i`, `spacing_i`, other operators, numbers, parameters and
+//    Kranc's StandardCenteredDifferenceOperator / StandardUpwindDifferenceOperator; a product
+//    is a composition. The lowering turns it into the stencil form (calc/lower_operators.cpp).
+// A name may have several definitions for different index patterns (`_i`, `_ij`, `_ii`).
 struct DerivativeDef {
   std::string name;
   TensorRef operand;
   ExprPtr rhs;
   SourceLoc loc;
+  bool algebra = false;
 };
 
 struct Equation {
@@ -117,7 +127,7 @@ struct CalculationDecl {
   std::string name;
   std::string schedule_bin;  // empty: decided by the lowering (MoL_CalcRHS or analysis)
   std::string schedule_word; // "at" or "in"
-  bool on_boundary = false;
+  bool on_boundary = false;  // `on boundary`, or scheduled in MoL_RHSBoundaries
   std::vector<Equation> equations;
   SourceLoc loc;
 };
@@ -127,6 +137,7 @@ struct Thorn {
   std::shared_ptr<const SourceFile> file;
   SourceLoc loc;
   std::vector<std::string> inherits;
+  std::vector<SourceLoc> inherit_locs; // where each of `inherits` is named
   std::string implements;
   std::map<std::string, bool> features; // use / disable
   std::vector<ParameterDecl> parameters;

@@ -28,6 +28,7 @@ const char* describe(TokenKind kind) {
   case TokenKind::Caret: return "'^'";
   case TokenKind::Colon: return "':'";
   case TokenKind::Prime: return "'''";
+  case TokenKind::Question: return "'?'";
   case TokenKind::End: return "end of file";
   }
   return "?";
@@ -60,8 +61,13 @@ public:
         continue;
       }
       if (std::isalpha(static_cast<unsigned char>(c))) {
+        const bool line_start = tokens_.empty() || tokens_.back().is(TokenKind::Newline);
         c_.advance_while([](char d) { return std::isalnum(static_cast<unsigned char>(d)) != 0; });
         push_since(TokenKind::Name, start, space);
+        if (line_start && tokens_.back().text == "description") lex_description();
+      } else if (c == '@') {
+        throw EdlError(c_.loc(1), "unexpected character '@': raw Mathematica ('@{...}') is not "
+                                  "supported; write the expression in the script's own syntax");
       } else if (std::isdigit(static_cast<unsigned char>(c))) {
         lex_number(start, space);
       } else if (c == '"') {
@@ -85,6 +91,7 @@ public:
         case '^': kind = TokenKind::Caret; break;
         case ':': kind = TokenKind::Colon; break;
         case '\'': kind = TokenKind::Prime; break;
+        case '?': kind = TokenKind::Question; break;
         default: {
           std::string shown = describe_character(c);
           throw EdlError(c_.loc(1), fmt::format("unexpected character {}; expected a name, number, "
@@ -136,6 +143,29 @@ private:
       }
     }
     push_since(TokenKind::Number, start, space);
+  }
+
+  // After `description` at the start of a line: `:` and the free text up to the next
+  // `default:` (Kranc's parameter syntax), or to the end of the line when none follows.
+  void lex_description() {
+    while (c_.peek() == ' ' || c_.peek() == '\t') c_.advance();
+    if (c_.peek() != ':') return;
+    const support::Position colon = c_.position();
+    c_.advance();
+    push_since(TokenKind::Colon, colon, false);
+    while (c_.peek() == ' ' || c_.peek() == '\t') c_.advance();
+    const support::Position start = c_.position();
+    const std::string& text = c_.text();
+    std::size_t stop = text.find("default:", c_.offset());
+    if (stop == std::string::npos) stop = std::min(text.find('\n', c_.offset()), text.size());
+    c_.advance(stop - c_.offset());
+    std::string value(c_.since(start));
+    while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back())))
+      value.pop_back();
+    const std::size_t first_line = std::min(value.find('\n'), value.size());
+    push(TokenKind::String, value, start, int(std::max<std::size_t>(first_line, 1)), true);
+    if (stop < text.size() && text[stop] != '\n')
+      push(TokenKind::Newline, "\n", c_.position(), 1, false);
   }
 
   void lex_string(const support::Position& start, bool space) {

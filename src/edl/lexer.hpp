@@ -30,6 +30,7 @@ enum class TokenKind {
   Caret,      // ^
   Colon,      // :
   Prime,      // '
+  Question,   // ? (Kranc's conditional `c ? a : b`)
   End,
 };
 
@@ -47,6 +48,9 @@ struct Token {
 
 // Splits a whole file into tokens; throws EdlError on a character or number that cannot start
 // or finish a token. Comments are dropped; consecutive newlines collapse into one.
+// Kranc's parameter blocks write free text after `description:` up to the next `default:`
+// (possibly over several lines): when `description` starts a line and `:` follows, that text
+// is one String token (trimmed).
 std::vector<Token> tokenize(const std::shared_ptr<const SourceFile>& file);
 
 } // namespace saguaro::edl

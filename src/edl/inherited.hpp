@@ -1,0 +1,32 @@
+// The variables of the Einstein Toolkit base thorns that an EDL thorn may `inherit` (Kranc's
+// InheritedImplementations). Saguaro is the only thorn of its run, so an inherited variable is a
+// grid function it allocates and the thorn reads or writes by the name the base thorn's
+// interface.ccl gives it (`alp`, `gxx`, `eTtt`, `rho`, `w_lorentz`). A vector group (`vel[3]`)
+// is a tensor of rank 1: `vel^i`, components `vel1 vel2 vel3` (Cactus's vel[0..2]).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace saguaro::edl {
+
+struct InheritedVariable {
+  std::string name;
+  int rank = 0;      // 0: a scalar grid function; 1: a vector group (name[3])
+  std::string group; // the interface.ccl group it belongs to
+};
+
+struct InheritedThorn {
+  std::string name; // as interface.ccl's IMPLEMENTS writes it
+  std::vector<InheritedVariable> variables;
+};
+
+// Every thorn `inherit` knows, in a fixed order.
+const std::vector<InheritedThorn>& inherited_thorns();
+// The thorn of that name, compared without regard to case as Cactus does; nullptr if unknown.
+const InheritedThorn* find_inherited_thorn(std::string_view name);
+// "ADMBase, Grid, HydroBase, StaticConformal, TmunuBase": for messages.
+std::string inherited_thorn_names();
+
+} // namespace saguaro::edl
