@@ -69,8 +69,9 @@ StepFolding fold_step(calc::Program& program, const Integrator& integrator,
       const int gf = c.find_grid_function(rhs_fields[v]);
       if (gf < 0 || users[v] != 1) continue;
       const bool stored = std::find(c.outputs.begin(), c.outputs.end(), gf) != c.outputs.end();
-      const bool read = std::any_of(c.inputs.begin(), c.inputs.end(),
-                                    [&](const calc::InputStencil& in) { return in.grid_function == gf; });
+      const bool read =
+          std::any_of(c.inputs.begin(), c.inputs.end(),
+                      [&](const calc::InputStencil& in) { return in.grid_function == gf; });
       if (stored && !read) produces.push_back(int(v));
     }
     if (produces.empty()) continue;
@@ -99,17 +100,16 @@ StepFolding fold_step(calc::Program& program, const Integrator& integrator,
           calc::FoldedStore::Target t;
           t.grid_function = StepFolding::register_field(integrator, comb.target, var, rhs);
           for (const Combination::Term& term : comb.terms)
-            t.terms.push_back({parameter++, term.x == kRhsRegister
-                                                ? std::string()
-                                                : StepFolding::register_field(integrator, term.x,
-                                                                              var, rhs)});
+            t.terms.push_back(
+                {parameter++, term.x == kRhsRegister
+                                  ? std::string()
+                                  : StepFolding::register_field(integrator, term.x, var, rhs)});
           fold.targets.push_back(std::move(t));
         }
         out.coefficients = std::max(out.coefficients, parameter - out.first_coefficient);
         folds.push_back(std::move(fold));
       }
-      program.calculations.push_back(
-          calc::fold_stores(c, folds, c.name));
+      program.calculations.push_back(calc::fold_stores(c, folds, c.name));
       forms[s + 1] = int(program.calculations.size()) - 1;
       by_form[key] = forms[s + 1];
     }
@@ -119,14 +119,13 @@ StepFolding fold_step(calc::Program& program, const Integrator& integrator,
       std::vector<std::size_t> stages;
       for (std::size_t s = 1; s < forms.size(); ++s)
         if (forms[s] == index) stages.push_back(s);
-      program.calculations[std::size_t(index)].name =
-          fmt::format("{} (stage{} {})", c.name, stages.size() == 1 ? "" : "s",
-                      fmt::join(stages, ", "));
+      program.calculations[std::size_t(index)].name = fmt::format(
+          "{} (stage{} {})", c.name, stages.size() == 1 ? "" : "s", fmt::join(stages, ", "));
     }
     out.forms[int(ci)] = forms;
     out.produces[int(ci)] = produces;
-    folded_names.push_back(fmt::format("{} ({} form{})", c.name, by_form.size(),
-                                       by_form.size() == 1 ? "" : "s"));
+    folded_names.push_back(
+        fmt::format("{} ({} form{})", c.name, by_form.size(), by_form.size() == 1 ? "" : "s"));
   }
   for (int i = 0; i < out.coefficients; ++i) {
     calc::Parameter p;
@@ -135,13 +134,15 @@ StepFolding fold_step(calc::Program& program, const Integrator& integrator,
     program.parameters.push_back(p);
   }
   if (folded_names.empty())
-    out.note = large.empty() ? "stage combinations: a kernel per stage (no right-hand side alone "
-                               "computes its variables' k)"
-                             : fmt::format("stage combinations: a kernel per stage ({} too large to "
-                                           "fold under Saguaro::fold_updates = \"auto\")",
-                                           fmt::format("{}", fmt::join(large, ", ")));
+    out.note = large.empty()
+                   ? "stage combinations: a kernel per stage (no right-hand side alone "
+                     "computes its variables' k)"
+                   : fmt::format("stage combinations: a kernel per stage ({} too large to "
+                                 "fold under Saguaro::fold_updates = \"auto\")",
+                                 fmt::format("{}", fmt::join(large, ", ")));
   else
-    out.note = fmt::format("stage combinations folded into {}", fmt::format("{}", fmt::join(folded_names, ", ")));
+    out.note = fmt::format("stage combinations folded into {}",
+                           fmt::format("{}", fmt::join(folded_names, ", ")));
   return out;
 }
 

@@ -40,8 +40,8 @@ Calculation fold_stores(const Calculation& calc, const std::vector<FoldedStore>&
     auto store = std::find_if(last.stores.begin(), last.stores.end(),
                               [&](const Store& s) { return s.grid_function == replaced; });
     if (replaced < 0 || store == last.stores.end())
-      throw std::invalid_argument(fmt::format("fold: calculation {} does not store {} last",
-                                              calc.name, fold.replaced));
+      throw std::invalid_argument(
+          fmt::format("fold: calculation {} does not store {} last", calc.name, fold.replaced));
     if (reads(calc, replaced, false))
       throw std::invalid_argument(
           fmt::format("fold: calculation {} reads {}, which it would no longer store", calc.name,
