@@ -517,13 +517,14 @@ void Decomposition::begin_sync(const std::vector<double*>& fields, runtime::Arra
   pending_.fields = fields;
   pending_.space = &space;
   // A rank that is its own neighbour (one rank along a periodic axis): its lower ghosts are
-  // its upper slab and vice versa, copied inside the space first, so that the messages of
-  // the other axes carry these ghosts' values to the edges and corners of the neighbours.
+  // its upper owned layers and vice versa, wrapped inside the space first (one pass for all
+  // such axes), so that the messages of the other axes carry these ghosts' values to the
+  // edges and corners of the neighbours.
+  std::array<bool, 3> wrap{false, false, false};
   for (int a = 0; a < 3; ++a)
-    for (int s = 0; s < 2; ++s)
-      if (neighbour_[a][s] == patch_.rank)
-        space.copy_box(fields, local_box(patch_, slab(a, 1 - s, true)),
-                       local_box(patch_, slab(a, s, false)));
+    wrap[a] = neighbour_[a][0] == patch_.rank && neighbour_[a][1] == patch_.rank;
+  if (wrap[0] || wrap[1] || wrap[2])
+    space.wrap_ghosts(fields, patch_.alloc(), patch_.ghost(), wrap);
   for (int a = 0; a < 3; ++a)
     if (remote_[a][0] || remote_[a][1]) pending_.axes.push_back(a);
   if (pending_.axes.empty()) return;

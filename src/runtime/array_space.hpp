@@ -114,11 +114,14 @@ public:
   virtual double seconds(int from, int to);
   virtual void clear_marks();
 
-  // Box `from` of every field copied into box `to` of the same field (the same shape, the
-  // boxes disjoint): the exchange of a rank that is its own neighbour along a periodic axis,
-  // kept inside the space (on a GPU, no trip through host memory).
-  virtual void copy_box(const std::vector<double*>& fields, const ArrayBox& from,
-                        const ArrayBox& to) = 0;
+  // The exchange of a rank that is its own neighbour along the periodic `wrap` axes, in one
+  // pass over the ghost points, edges and corners included, kept inside the space (on a GPU
+  // one kernel, no trip through host memory): every point of `alloc` within `ghost` layers
+  // of a wrapped axis's ends takes the value of the point whose coordinates along the wrapped
+  // axes are wrapped into the owned range (i -> ghost + (i - ghost) mod (alloc - 2 ghost)).
+  // The same values as copying the faces axis after axis, each over the others' ghosts.
+  virtual void wrap_ghosts(const std::vector<double*>& fields, const std::array<int, 3>& alloc,
+                           int ghost, const std::array<bool, 3>& wrap) = 0;
 
   // min, max, max |u|, sum |u|, sum u^2 over the box.
   virtual BoxSums reduce(const double* field, const ArrayBox& box) = 0;
@@ -134,6 +137,11 @@ public:
 private:
   std::vector<std::chrono::steady_clock::time_point> marks_; // the default mark()'s
 };
+
+// The ghost points wrap_ghosts writes, as boxes: per wrapped axis its two ghost slabs over the
+// whole allocated extent of the other axes (boxes of different axes overlap at edges).
+std::vector<ArrayBox> wrapped_ghost_boxes(const std::array<int, 3>& alloc, int ghost,
+                                          const std::array<bool, 3>& wrap);
 
 // The host memory space (OpenMP loops); one object for the process.
 ArraySpace& host_space();

@@ -27,6 +27,24 @@ std::size_t ArrayBox::volume() const {
 
 // The base class's exchange and timing defaults: one queue, everything synchronous.
 
+std::vector<ArrayBox> wrapped_ghost_boxes(const std::array<int, 3>& alloc, int ghost,
+                                          const std::array<bool, 3>& wrap) {
+  std::vector<ArrayBox> boxes;
+  if (ghost <= 0) return boxes;
+  for (int a = 0; a < 3; ++a) {
+    if (!wrap[a]) continue;
+    for (int s = 0; s < 2; ++s) {
+      ArrayBox b;
+      b.alloc = alloc;
+      b.hi = alloc;
+      b.lo[a] = s == 0 ? 0 : alloc[a] - ghost;
+      b.hi[a] = s == 0 ? ghost : alloc[a];
+      boxes.push_back(b);
+    }
+  }
+  return boxes;
+}
+
 double* ArraySpace::allocate_message(std::size_t n, bool on_device) {
   if (on_device) return allocate(n);
   return new double[std::max<std::size_t>(n, 1)]();
@@ -233,16 +251,33 @@ public:
         }
   }
 
-  void copy_box(const std::vector<double*>& fields, const ArrayBox& from,
-                const ArrayBox& to) override {
-    if (from.volume() == 0) return;
-    const std::size_t row = static_cast<std::size_t>(from.hi[0] - from.lo[0]);
-    for (double* f : fields)
-      for (int k = 0; k < from.hi[2] - from.lo[2]; ++k)
-        for (int j = 0; j < from.hi[1] - from.lo[1]; ++j)
-          std::memcpy(f + offset(to.alloc, to.lo[0], to.lo[1] + j, to.lo[2] + k),
-                      f + offset(from.alloc, from.lo[0], from.lo[1] + j, from.lo[2] + k),
-                      sizeof(double) * row);
+  void wrap_ghosts(const std::vector<double*>& fields, const std::array<int, 3>& alloc, int ghost,
+                   const std::array<bool, 3>& wrap) override {
+    const std::array<int, 3> n{alloc[0] - 2 * ghost, alloc[1] - 2 * ghost, alloc[2] - 2 * ghost};
+    for (int a = 0; a < 3; ++a)
+      if (wrap[a] && n[a] < ghost)
+        throw std::invalid_argument("wrap_ghosts: fewer owned points than ghost layers");
+    // ghost <= n: one shift by n wraps (no division in the inner loop).
+    auto wrapped = [&](int a, int i) {
+      return !wrap[a] ? i : i < ghost ? i + n[a] : i >= ghost + n[a] ? i - n[a] : i;
+    };
+    for (const ArrayBox& box : wrapped_ghost_boxes(alloc, ghost, wrap))
+      for (double* f : fields) {
+        const long rows = long(box.hi[2] - box.lo[2]) * (box.hi[1] - box.lo[1]);
+#pragma omp parallel for schedule(static) if (rows * (box.hi[0] - box.lo[0]) > 32768)
+        for (long r = 0; r < rows; ++r) {
+          const int j = box.lo[1] + int(r % (box.hi[1] - box.lo[1]));
+          const int k = box.lo[2] + int(r / (box.hi[1] - box.lo[1]));
+          double* to = f + offset(alloc, 0, j, k);
+          const double* from = f + offset(alloc, 0, wrapped(1, j), wrapped(2, k));
+          if (!wrap[0] || (box.lo[0] >= ghost && box.hi[0] <= ghost + n[0])) {
+            std::memcpy(to + box.lo[0], from + box.lo[0],
+                        sizeof(double) * std::size_t(box.hi[0] - box.lo[0]));
+          } else {
+            for (int i = box.lo[0]; i < box.hi[0]; ++i) to[i] = from[wrapped(0, i)];
+          }
+        }
+      }
   }
 
   BoxSums reduce(const double* field, const ArrayBox& box) override {

@@ -17,7 +17,7 @@ constexpr unsigned kReduceThreads = 256; // SAGUARO_REDUCE_THREADS in support.cu
 constexpr unsigned kReduceBlocks = 1024; // at most, per reduce
 constexpr int kPackFields = 32;          // SAGUARO_PACK_FIELDS in support.cu
 
-// Mirrors SaguaroTerms, SaguaroBox and SaguaroFieldTable of support.cu.
+// Mirrors SaguaroTerms, SaguaroBox, SaguaroFieldTable and SaguaroShell of support.cu.
 struct SupportTerms {
   double a[ArraySpace::max_terms];
   const double* x[ArraySpace::max_terms];
@@ -30,6 +30,13 @@ struct SupportBox {
 };
 struct SupportFieldTable {
   double* p[kPackFields];
+};
+struct SupportShell { // SaguaroShell
+  SupportBox box[6];
+  long long start[7];
+  int boxes;
+  int ghost;
+  int wrap[3];
 };
 
 enum BoundaryKind : int { kFlat = 0, kStatic = 1, kRadiative = 2 };
@@ -90,9 +97,12 @@ CudaArraySpace::CudaArraySpace() : driver_(Driver::get()) {
   support_ = compile(support_source(), d.info().arch(), options);
   SAGUARO_CU(d, cuModuleLoadData(&module_, support_.cubin.data()));
   const std::pair<CUfunction*, const char*> functions[] = {
-      {&pack_, "saguaro_pack"},         {&unpack_, "saguaro_unpack"},
-      {&copy_box_, "saguaro_copy_box"}, {&reduce_, "saguaro_reduce"},
-      {&boundary_, "saguaro_boundary"}, {&layout_, "saguaro_outer_faces_layout"},
+      {&pack_, "saguaro_pack"},
+      {&unpack_, "saguaro_unpack"},
+      {&wrap_ghosts_, "saguaro_wrap_ghosts"},
+      {&reduce_, "saguaro_reduce"},
+      {&boundary_, "saguaro_boundary"},
+      {&layout_, "saguaro_outer_faces_layout"},
   };
   for (const auto& [fn, name] : functions) SAGUARO_CU(d, cuModuleGetFunction(fn, module_, name));
   for (std::size_t m = 0; m < combine_.size(); ++m) {
@@ -404,19 +414,28 @@ void CudaArraySpace::clear_marks() {
   marks_.clear();
 }
 
-void CudaArraySpace::copy_box(const std::vector<double*>& fields, const ArrayBox& from,
-                              const ArrayBox& to) {
-  const std::size_t volume = checked_volume(from, "copy_box");
-  if (volume == 0 || fields.empty()) return;
-  if (checked_volume(to, "copy_box") != volume)
-    throw std::invalid_argument("copy_box: the boxes differ in shape");
-  SupportBox f = support_box(from), t = support_box(to);
+void CudaArraySpace::wrap_ghosts(const std::vector<double*>& fields,
+                                 const std::array<int, 3>& alloc, int ghost,
+                                 const std::array<bool, 3>& wrap) {
+  const std::vector<ArrayBox> boxes = wrapped_ghost_boxes(alloc, ghost, wrap);
+  if (boxes.empty() || fields.empty()) return;
+  SupportShell shell{};
+  shell.boxes = int(boxes.size());
+  shell.ghost = ghost;
+  std::size_t volume = 0;
+  for (std::size_t b = 0; b < boxes.size(); ++b) {
+    shell.box[b] = support_box(boxes[b]);
+    shell.start[b] = static_cast<long long>(volume);
+    volume += checked_volume(boxes[b], "wrap_ghosts");
+  }
+  shell.start[boxes.size()] = static_cast<long long>(volume);
+  for (int a = 0; a < 3; ++a) shell.wrap[a] = wrap[a] ? 1 : 0;
   for (std::size_t first = 0; first < fields.size(); first += kPackFields) {
     SupportFieldTable table{};
     int count = int(std::min<std::size_t>(kPackFields, fields.size() - first));
     for (int i = 0; i < count; ++i) table.p[i] = fields[first + i];
-    void* params[] = {&table, &count, &f, &t};
-    launch_1d(copy_box_, volume * std::size_t(count), params);
+    void* params[] = {&table, &count, &shell};
+    launch_1d(wrap_ghosts_, volume * std::size_t(count), params);
   }
 }
 

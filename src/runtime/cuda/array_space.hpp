@@ -34,8 +34,8 @@ public:
 
   void pack(const std::vector<const double*>& fields, const ArrayBox& box,
             double* host_buffer) override;
-  void copy_box(const std::vector<double*>& fields, const ArrayBox& from,
-                const ArrayBox& to) override;
+  void wrap_ghosts(const std::vector<double*>& fields, const std::array<int, 3>& alloc, int ghost,
+                   const std::array<bool, 3>& wrap) override;
   void unpack(const std::vector<double*>& fields, const ArrayBox& box,
               const double* host_buffer) override;
 
@@ -95,7 +95,7 @@ private:
   CUmodule module_ = nullptr;
   // combine_[m - 1]: the linear combination of m terms (one kernel per count, support.cu).
   std::array<CUfunction, ArraySpace::max_terms> combine_{};
-  CUfunction pack_ = nullptr, unpack_ = nullptr, copy_box_ = nullptr, reduce_ = nullptr,
+  CUfunction pack_ = nullptr, unpack_ = nullptr, wrap_ghosts_ = nullptr, reduce_ = nullptr,
              boundary_ = nullptr, layout_ = nullptr;
   unsigned max_blocks_ = 1; // grid-stride launches: at most this many blocks
   CUdeviceptr staging_ = 0;

@@ -96,14 +96,40 @@ extern "C" __global__ void saguaro_unpack(SaguaroFieldTable fields, int count, S
   }
 }
 
-// fields[f][point of box to] = fields[f][the same point of box from], f < count.
-extern "C" __global__ void saguaro_copy_box(SaguaroFieldTable fields, int count, SaguaroBox from,
-                                            SaguaroBox to) {
-  const saguaro_index volume = saguaro_index(from.hi[0] - from.lo[0]) * (from.hi[1] - from.lo[1]) *
-                               (from.hi[2] - from.lo[2]);
+// The ghost points of the wrapped axes (runtime::wrapped_ghost_boxes: up to six boxes, box b
+// holding points start[b] .. start[b+1]) and how coordinates wrap.
+struct SaguaroShell {
+  SaguaroBox box[6];
+  saguaro_index start[7];
+  int boxes;
+  int ghost;
+  int wrap[3];
+};
+
+// fields[f][p] = fields[f][p wrapped along the wrapped axes] for every point p of the shell,
+// f < count (ArraySpace::wrap_ghosts). Sources lie inside the owned range along every wrapped
+// axis, so no thread reads what another writes.
+extern "C" __global__ void saguaro_wrap_ghosts(SaguaroFieldTable fields, int count,
+                                               SaguaroShell s) {
+  const saguaro_index volume = s.start[s.boxes];
   SAGUARO_GRID_STRIDE(t, volume * count) {
     const saguaro_index f = t / volume, r = t - f * volume;
-    fields.p[f][saguaro_box_offset(to, r)] = fields.p[f][saguaro_box_offset(from, r)];
+    int b = 0;
+    while (b + 1 < s.boxes && r >= s.start[b + 1]) ++b;
+    const SaguaroBox& box = s.box[b];
+    const saguaro_index q = r - s.start[b];
+    const saguaro_index nx = box.hi[0] - box.lo[0], ny = box.hi[1] - box.lo[1];
+    int p[3] = {int(q % nx) + box.lo[0], int((q / nx) % ny) + box.lo[1],
+                int(q / (nx * ny)) + box.lo[2]};
+    int w[3];
+#pragma unroll
+    for (int a = 0; a < 3; ++a) {
+      const int n = box.alloc[a] - 2 * s.ghost;
+      w[a] = s.wrap[a] ? s.ghost + ((p[a] - s.ghost) % n + n) % n : p[a];
+    }
+    const saguaro_index nxa = box.alloc[0], nya = box.alloc[1];
+    fields.p[f][(saguaro_index(p[2]) * nya + p[1]) * nxa + p[0]] =
+        fields.p[f][(saguaro_index(w[2]) * nya + w[1]) * nxa + w[0]];
   }
 }
 
