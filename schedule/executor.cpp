@@ -23,8 +23,13 @@ void Timers::add(const std::string& name, double seconds, long calls) {
   it->second.second += seconds;
 }
 
+void Timers::add_device(const std::string& name, double seconds) {
+  device_[name] += seconds;
+}
+
 std::string Timers::report() const {
   if (table_.empty()) return "no scheduled function has run\n";
+  if (!device_.empty()) return report_with_device();
   std::vector<std::string> rows = order_;
   std::stable_sort(rows.begin(), rows.end(), [&](const std::string& a, const std::string& b) {
     return table_.at(a).second > table_.at(b).second;
@@ -51,6 +56,44 @@ std::string Timers::report() const {
   out += rule + '\n';
   out += fmt::format("{:<{}}  {:>9}  {:>12.6f}  {:>12}  {:>8.1f}\n", "total", width, all_calls, all,
                      "", all > 0 ? 100.0 : 0.0);
+  return out;
+}
+
+std::string Timers::report_with_device() const {
+  std::vector<std::string> rows = order_;
+  auto device = [&](const std::string& name) {
+    auto it = device_.find(name);
+    return it == device_.end() ? 0.0 : it->second;
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const std::string& a, const std::string& b) {
+    return device(a) > device(b);
+  });
+  double host_all = 0, device_all = 0;
+  long all_calls = 0;
+  std::size_t width = 5;
+  for (const auto& [name, entry] : table_) {
+    host_all += entry.second;
+    all_calls += entry.first;
+    device_all += device(name);
+    width = std::max(width, name.size());
+  }
+  auto percent = [](double x, double all) { return all > 0 ? 100.0 * x / all : 0.0; };
+  std::string out = fmt::format("{:<{}}  {:>9}  {:>12}  {:>7}  {:>12}  {:>7}\n", "name", width,
+                                "calls", "device [s]", "%", "host [s]", "%");
+  std::string rule(width + 2 + 9 + 2 + 12 + 2 + 7 + 2 + 12 + 2 + 7, '-');
+  out += rule + '\n';
+  for (const std::string& name : rows) {
+    const auto& [calls, total] = table_.at(name);
+    out += fmt::format("{:<{}}  {:>9}  {:>12.6f}  {:>7.1f}  {:>12.6f}  {:>7.1f}\n", name, width,
+                       calls, device(name), percent(device(name), device_all), total,
+                       percent(total, host_all));
+  }
+  out += rule + '\n';
+  out += fmt::format("{:<{}}  {:>9}  {:>12.6f}  {:>7.1f}  {:>12.6f}  {:>7.1f}\n", "total", width,
+                     all_calls, device_all, 100.0, host_all, 100.0);
+  out += "device: the GPU's compute queue from a function's start to its end, nested functions\n"
+         "taken out; host: the wall clock, which for a GPU's asynchronous launches shows where\n"
+         "the host waited, not where the GPU worked\n";
   return out;
 }
 
@@ -111,18 +154,60 @@ const std::function<void()>& Executor::bound(const ScheduleItem& item) const {
 
 void Executor::run_as(const ScheduleItem& item, const std::function<void()>& fn, long calls) {
   nested_seconds_.push_back(0.0);
+  const bool device = device_space_ != nullptr && device_space_->on_device();
+  if (device) {
+    DeviceSpan span{qualified(item)};
+    span.parent = device_open_.empty() ? -1 : device_open_.back();
+    span.before = device_space_->mark(runtime::ArraySpace::Queue::compute);
+    device_open_.push_back(int(device_pending_.size()));
+    device_pending_.push_back(std::move(span));
+  }
   auto start = std::chrono::steady_clock::now();
   try {
     fn();
   } catch (...) {
     nested_seconds_.pop_back();
+    if (device) device_open_.pop_back();
     throw;
+  }
+  if (device) {
+    device_pending_[std::size_t(device_open_.back())].after =
+        device_space_->mark(runtime::ArraySpace::Queue::compute);
+    device_open_.pop_back();
   }
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   double nested = nested_seconds_.back();
   nested_seconds_.pop_back();
   timers_.add(qualified(item), std::max(0.0, elapsed - nested), calls);
   if (!nested_seconds_.empty()) nested_seconds_.back() += elapsed;
+}
+
+void Executor::resolve_device_times() {
+  if (device_pending_.empty()) return;
+  // Spans still open (the caller of this) stay pending; their children are done.
+  std::vector<double> self(device_pending_.size(), 0.0);
+  for (std::size_t i = 0; i < device_pending_.size(); ++i) {
+    const DeviceSpan& s = device_pending_[i];
+    if (s.after < 0) continue;
+    const double span = std::max(0.0, device_space_->seconds(s.before, s.after));
+    self[i] += span;
+    if (s.parent >= 0) self[std::size_t(s.parent)] -= span;
+  }
+  std::vector<DeviceSpan> open;
+  for (std::size_t i = 0; i < device_pending_.size(); ++i) {
+    if (device_pending_[i].after < 0) continue;
+    timers_.add_device(device_pending_[i].name, std::max(0.0, self[i]));
+  }
+  // An open span's children are booked: it keeps its own marks and restarts its nesting.
+  for (int& o : device_open_) {
+    DeviceSpan s = device_pending_[std::size_t(o)];
+    s.parent = open.empty() ? -1 : int(open.size()) - 1;
+    // Its children's time is already off the books: start its span anew from a fresh mark.
+    s.before = device_space_->mark(runtime::ArraySpace::Queue::compute);
+    o = int(open.size());
+    open.push_back(std::move(s));
+  }
+  device_pending_ = std::move(open);
 }
 
 std::vector<std::string> Executor::unbound() const {

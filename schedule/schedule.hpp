@@ -76,11 +76,19 @@ class Timers {
 public:
   // `calls` 0: a further part of a call already counted (a split launch's shell).
   void add(const std::string& name, double seconds, long calls = 1);
-  std::string report() const; // table: name, calls, total [s], mean [ms], % of total
+  // Device time (the GPU's compute queue between a function's start and end, its nested
+  // functions' taken out), booked apart from the host's.
+  void add_device(const std::string& name, double seconds);
+  // Table: name, calls, total [s], mean [ms], % of total; with device times, the device's
+  // total and % beside the host's (rows sorted by device time then).
+  std::string report() const;
   const std::map<std::string, std::pair<long, double>>& table() const { return table_; }
+  const std::map<std::string, double>& device_table() const { return device_; }
 
 private:
   std::map<std::string, std::pair<long, double>> table_;
+  std::map<std::string, double> device_;
+  std::string report_with_device() const;
   std::vector<std::string> order_; // first-seen order for the report
 };
 
@@ -101,8 +109,22 @@ public:
   void run_as(const ScheduleItem& item, const std::function<void()>& fn, long calls = 1);
   // The function bound to `item` (by its alias or name); std::logic_error when none.
   const std::function<void()>& bound(const ScheduleItem& item) const;
+  // Times every function on `space`'s compute queue too (ArraySpace::mark) when the space is
+  // a device's, whose launches return before they run: the host times alone show where the
+  // host waited. resolve_device_times() books what is pending (waiting for its marks); call
+  // it before the space's marks are cleared and before a report.
+  void time_device(runtime::ArraySpace* space) { device_space_ = space; }
+  void resolve_device_times();
 
 private:
+  struct DeviceSpan {
+    std::string name;
+    int before = -1, after = -1;
+    int parent = -1; // the pending span of the calling function
+  };
+  runtime::ArraySpace* device_space_ = nullptr;
+  std::vector<DeviceSpan> device_pending_;
+  std::vector<int> device_open_; // pending spans of the running functions
   const Schedule& schedule_;
   Timers& timers_;
   std::map<std::string, std::function<void()>> functions_;

@@ -166,6 +166,7 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
 
   parameters_ = parameter_values(); // fixed for the run: nothing is steerable yet
   executor_ = std::make_unique<schedule::Executor>(setup_.schedule, timers_);
+  executor_->time_device(&fields_->space()); // a GPU's: device times beside the host's
   bind_schedule();
   if (auto unbound = executor_->unbound(); !unbound.empty())
     throw std::logic_error("scheduled functions without an implementation: " + unbound.front());
@@ -210,6 +211,7 @@ void Simulation::bind_schedule() {
   ex.bind("IOHDF5_Output", [this] { output_hdf5(); });
   ex.bind("IO_Checkpoint", [this] { checkpoint(false); });
   ex.bind("Timers_Report", [this] {
+    executor_->resolve_device_times();
     if (rank_ == 0) log_ << "\nTimers (rank 0):\n" << timers_.report();
   });
   for (const auto& b : bindings_) {

@@ -21,6 +21,7 @@ namespace fs = std::filesystem;
 // self-copies when no message is sent) and the time the compute queue waited for it (idle);
 // maxima over ranks go to step_breakdown.tsv.
 void Simulation::begin_step_breakdown() {
+  executor_->resolve_device_times(); // before their marks go
   fields_->space().clear_marks();
   step_exchanges_.clear();
   step_whole_rhs_.clear();
@@ -44,6 +45,7 @@ void Simulation::end_step_breakdown(double step_seconds) {
     row[4] += std::max(0.0, space.seconds(m.interior_done, m.joined));
   }
   for (const auto& [a, b] : step_whole_rhs_) row[1] += space.seconds(a, b);
+  executor_->resolve_device_times(); // before their marks go
   space.clear_marks();
   breakdown_.push_back(row);
 }

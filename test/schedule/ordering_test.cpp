@@ -318,3 +318,72 @@ TEST(Executor, AnExceptionLeavesTheExecutorUsable) {
 }
 
 } // namespace
+
+namespace {
+
+// A device space whose compute queue's clock the test sets: each mark() reads `now`.
+class ScriptedDevice final : public saguaro::runtime::ArraySpace {
+public:
+  double now = 0;
+  std::vector<double> at;
+  const char* name() const override { return "scripted"; }
+  bool on_device() const override { return true; }
+  double* allocate(std::size_t) override { return nullptr; }
+  void release(double*) override {}
+  void to_host(double*, const double*, std::size_t) override {}
+  void from_host(double*, const double*, std::size_t) override {}
+  void synchronize() override {}
+  void linear_combination(double*, std::span<const Term>, std::size_t) override {}
+  void pack(const std::vector<const double*>&, const saguaro::runtime::ArrayBox&,
+            double*) override {}
+  void unpack(const std::vector<double*>&, const saguaro::runtime::ArrayBox&,
+              const double*) override {}
+  void wrap_ghosts(const std::vector<double*>&, const std::array<int, 3>&, int,
+                   const std::array<bool, 3>&) override {}
+  saguaro::runtime::BoxSums reduce(const double*, const saguaro::runtime::ArrayBox&) override {
+    return {};
+  }
+  void apply_flat(const saguaro::runtime::OuterFaces&, double*) override {}
+  void apply_static_rhs(const saguaro::runtime::OuterFaces&, double*) override {}
+  void apply_radiative_rhs(const saguaro::runtime::OuterFaces&, const double*, double*, double,
+                           double) override {}
+  int mark(Queue) override {
+    at.push_back(now);
+    return int(at.size()) - 1;
+  }
+  double seconds(int from, int to) override {
+    return at.at(std::size_t(to)) - at.at(std::size_t(from));
+  }
+  void clear_marks() override { at.clear(); }
+};
+
+} // namespace
+
+// On a device the Executor books each function's time on the compute queue too, nested
+// functions taken out (as the host times are), and the report shows both columns.
+TEST(Executor, DeviceTimesBesideHostTimes) {
+  Schedule s = schedule_of("SCHEDULE outer AT EVOL {} \"\"\nSCHEDULE GROUP inner IN outer {} \"\"\n"
+                           "SCHEDULE work IN inner {} \"\"\n");
+  Timers timers;
+  Executor ex(s, timers);
+  ScriptedDevice device;
+  ex.time_device(&device);
+  ex.bind("work", [&] { device.now += 3.0; });
+  ex.bind("outer", [&] {
+    device.now += 1.0;
+    ex.run("inner");
+    device.now += 0.5;
+  });
+  ex.run("EVOL");
+  ex.run("EVOL");
+  ex.resolve_device_times();
+  EXPECT_DOUBLE_EQ(timers.device_table().at("T::work"), 6.0);
+  EXPECT_DOUBLE_EQ(timers.device_table().at("T::outer"), 3.0);
+  const std::string report = timers.report();
+  EXPECT_THAT(report, HasSubstr("device [s]"));
+  EXPECT_THAT(report, HasSubstr("T::work           2      6.000000     66.7"));
+  EXPECT_THAT(report, HasSubstr("T::outer          2      3.000000     33.3"));
+  // Nothing pending is booked twice.
+  ex.resolve_device_times();
+  EXPECT_DOUBLE_EQ(timers.device_table().at("T::work"), 6.0);
+}
