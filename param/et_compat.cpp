@@ -284,7 +284,10 @@ private:
     std::vector<Assignment> implied_defaults;
     for (const ThornRule* r : active_rules_)
       for (const auto& [target, value] : r->implies) {
-        auto [thorn, name] = split_qualified(target);
+        // (Not a structured binding: clang before 16 does not capture those in lambdas.)
+        const auto qualified = split_qualified(target);
+        const std::string& thorn = qualified.first;
+        const std::string& name = qualified.second;
         bool set = std::any_of(
             out_.par.assignments.begin(), out_.par.assignments.end(), [&](const Assignment& a) {
               return support::iequals(a.thorn, thorn) && support::iequals(a.name, name);
