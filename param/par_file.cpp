@@ -13,8 +13,8 @@
 //   Thorn::array[2] = yes
 //   Thorn::array = [1, 2, 3]              # elements 0, 1, 2
 //
-// Every error of the file is collected (up to kMaxProblems); after one, reading goes on at the
-// next line.
+// Every error of the file is collected (up to support::DiagnosticList::kMaxKept); after one,
+// reading goes on at the next line.
 #include "param/detail.hpp"
 #include "param/par_value.hpp"
 
@@ -61,8 +61,6 @@ const Assignment* ParFile::find(const std::string& thorn, const std::string& nam
 }
 
 namespace {
-
-constexpr std::size_t kMaxProblems = 50;
 
 bool is_name_start(char c) {
   return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
@@ -142,13 +140,11 @@ public:
         else
           throw InputError(c_.loc(), fmt::format("unexpected {}: {}", show_char(c), expected));
       } catch (const InputError& e) {
-        for (const support::Diagnostic& d : e.diagnostics())
-          (par_.problems.size() < kMaxProblems ? par_.problems.push_back(d) : void(++more_));
+        problems_.add(e);
         c_.skip_to_end_of_line(); // go on with the next line
       }
     }
-    if (more_ > 0)
-      par_.problems.push_back({"note", {}, fmt::format("{} more problems not shown", more_), {}});
+    par_.problems = problems_.take();
     return std::move(par_);
   }
 
@@ -364,7 +360,7 @@ private:
   detail::ParScope scope_;
   std::map<std::string, detail::ParValue> set_; // "thorn::name[index]" (lowercase) -> value
   ParFile par_;
-  std::size_t more_ = 0;
+  support::DiagnosticList problems_;
 };
 
 ParFile finish(ParFile par, bool keep_going) {

@@ -248,21 +248,17 @@ void Registry::apply(const ParFile& written) {
     return {};
   };
 
-  // Every problem of the file is reported (up to kMaxProblems), each at its place; nothing is
-  // applied unless there are none.
-  constexpr std::size_t kMaxProblems = 50;
-  std::vector<support::Diagnostic> problems;
-  std::size_t more = 0;
+  // Every problem of the file is reported (up to support::DiagnosticList::kMaxKept), each at
+  // its place; nothing is applied unless there are none.
+  support::DiagnosticList problems;
   for (const support::Diagnostic& d : written.problems) // syntax, in the file's order
-    (problems.size() < kMaxProblems ? problems.push_back(d) : void(++more));
-  for (const support::Diagnostic& d : translation.errors)
-    (problems.size() < kMaxProblems ? problems.push_back(d) : void(++more));
+    problems.add(d);
+  for (const support::Diagnostic& d : translation.errors) problems.add(d);
   auto each = [&](const auto& body) {
     try {
       body();
     } catch (const InputError& e) {
-      for (const support::Diagnostic& d : e.diagnostics())
-        (problems.size() < kMaxProblems ? problems.push_back(d) : void(++more));
+      problems.add(e);
     }
   };
 
@@ -359,11 +355,7 @@ void Registry::apply(const ParFile& written) {
       entry.values[static_cast<std::size_t>(index)] = std::move(value);
       if (touched.insert(it->first).second) entry.set_loc = a.loc; // its first assignment here
     });
-  if (!problems.empty()) {
-    if (more > 0)
-      problems.push_back({"note", {}, fmt::format("{} more problems not shown", more), {}});
-    throw InputError(std::move(problems));
-  }
+  problems.throw_if_any();
   entries_ = std::move(entries);
   active_ = std::move(active);
   warnings_ = std::move(translation.warnings);

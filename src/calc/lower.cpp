@@ -2,6 +2,7 @@
 #include "calc/lower.hpp"
 
 #include "calc/lower_passes.hpp"
+#include "support/diagnostics.hpp"
 
 #include <stdexcept>
 
@@ -102,20 +103,30 @@ void run_lowering(LoweringState& state, std::string_view last) {
   if (per_calculation) {
     const auto& decls = state.thorn->calculations;
     state.calculations.reserve(decls.size());
+    // A calculation with an error is left there and the next one lowered: the errors of
+    // every calculation are reported together (in file order, as the calculations are).
+    // Within a calculation the first error ends it, since a later equation reads what an
+    // earlier one assigned.
+    support::DiagnosticList errors;
     for (std::size_t c = 0; c < decls.size(); ++c) {
       if (c == state.calculations.size()) {
         state.calculations.emplace_back();
         state.calculations.back().decl = &decls[c];
       }
       CalculationLowering& work = state.calculations[c];
-      for (std::size_t p = first; p < end; ++p)
-        if (passes[p].open) passes[p].open(state, work);
-      for (std::size_t e = 0; e < work.decl->equations.size(); ++e)
+      try {
         for (std::size_t p = first; p < end; ++p)
-          if (passes[p].equation) passes[p].equation(state, work, e);
-      for (std::size_t p = first; p < end; ++p)
-        if (passes[p].close) passes[p].close(state, work);
+          if (passes[p].open) passes[p].open(state, work);
+        for (std::size_t e = 0; e < work.decl->equations.size(); ++e)
+          for (std::size_t p = first; p < end; ++p)
+            if (passes[p].equation) passes[p].equation(state, work, e);
+        for (std::size_t p = first; p < end; ++p)
+          if (passes[p].close) passes[p].close(state, work);
+      } catch (const support::InputError& e) {
+        errors.add(e);
+      }
     }
+    errors.throw_if_any();
   }
   state.passes_run = end;
 }

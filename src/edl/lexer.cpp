@@ -40,7 +40,7 @@ class Lexer {
 public:
   explicit Lexer(const std::shared_ptr<const SourceFile>& file) : c_(file) {}
 
-  std::vector<Token> run() {
+  Tokens run() {
     bool space = false;
     while (!c_.at_end()) {
       if (c_.skip_blanks()) {
@@ -66,8 +66,9 @@ public:
         push_since(TokenKind::Name, start, space);
         if (line_start && tokens_.back().text == "description") lex_description();
       } else if (c == '@') {
-        throw EdlError(c_.loc(1), "unexpected character '@': raw Mathematica ('@{...}') is not "
-                                  "supported; write the expression in the script's own syntax");
+        fail(c_.loc(1), "unexpected character '@': raw Mathematica ('@{...}') is not "
+                        "supported; write the expression in the script's own syntax");
+        c_.advance();
       } else if (std::isdigit(static_cast<unsigned char>(c))) {
         lex_number(start, space);
       } else if (c == '"') {
@@ -94,9 +95,11 @@ public:
         case '?': kind = TokenKind::Question; break;
         default: {
           std::string shown = describe_character(c);
-          throw EdlError(c_.loc(1), fmt::format("unexpected character {}; expected a name, number, "
-                                                "operator or comment",
-                                                shown));
+          fail(c_.loc(1), fmt::format("unexpected character {}; expected a name, number, "
+                                      "operator or comment",
+                                      shown));
+          c_.advance(); // skipped: the parser reads on
+          continue;
         }
         }
         c_.advance();
@@ -107,10 +110,17 @@ public:
     if (!tokens_.empty() && !tokens_.back().is(TokenKind::Newline))
       push(TokenKind::Newline, "\n", c_.position(), 1, false);
     push(TokenKind::End, "", c_.position(), 1, false);
-    return std::move(tokens_);
+    return {std::move(tokens_), std::move(errors_)};
   }
 
 private:
+  // An error is recorded and lexing goes on past the culprit. Only the first of a line is: the
+  // rest of a mangled line (a pasted `@{...}`, UTF-8 bytes) would only repeat it.
+  void fail(const SourceLoc& at, std::string message) {
+    if (!errors_.empty() && errors_.back().loc.line == at.line) return;
+    errors_.push_back(support::Diagnostic{"error", at, std::move(message), {}});
+  }
+
   void push(TokenKind kind, std::string text, const support::Position& at, int length, bool space) {
     tokens_.push_back(Token{kind, std::move(text), at.line, at.column, length, space});
   }
@@ -138,8 +148,8 @@ private:
         while (digit_at(0)) c_.advance();
       } else if (sign == 1 || std::isalpha(static_cast<unsigned char>(c_.peek(1))) == 0) {
         // `1e` or `1e+` followed by no digits is a malformed exponent, not `1 e`.
-        throw EdlError(c_.at(start, int(c_.offset() - start.offset) + 1 + int(sign)),
-                       "malformed number: expected digits after the exponent letter");
+        fail(c_.at(start, int(c_.offset() - start.offset) + 1 + int(sign)),
+             "malformed number: expected digits after the exponent letter");
       }
     }
     push_since(TokenKind::Number, start, space);
@@ -173,9 +183,11 @@ private:
     const support::Position inside = c_.position();
     c_.advance_while([](char d) { return d != '"' && d != '\n'; });
     std::string value(c_.since(inside));
-    if (c_.peek() != '"') { // the end of the line or of the file
-      throw EdlError(c_.at(start, int(c_.offset() - start.offset)),
-                     "unterminated string: expected a closing '\"' on the same line");
+    if (c_.peek() != '"') { // the end of the line or of the file: the string ends there
+      fail(c_.at(start, int(c_.offset() - start.offset)),
+           "unterminated string: expected a closing '\"' on the same line");
+      push(TokenKind::String, value, start, int(c_.offset() - start.offset), space);
+      return;
     }
     c_.advance();
     push(TokenKind::String, value, start, int(c_.offset() - start.offset), space);
@@ -183,12 +195,23 @@ private:
 
   support::Cursor c_;
   std::vector<Token> tokens_;
+  std::vector<support::Diagnostic> errors_;
 };
 
 } // namespace
 
-std::vector<Token> tokenize(const std::shared_ptr<const SourceFile>& file) {
+Tokens tokenize_all(const std::shared_ptr<const SourceFile>& file) {
   return Lexer(file).run();
+}
+
+std::vector<Token> tokenize(const std::shared_ptr<const SourceFile>& file) {
+  Tokens all = tokenize_all(file);
+  if (!all.errors.empty()) {
+    support::DiagnosticList errors;
+    for (support::Diagnostic& d : all.errors) errors.add(std::move(d));
+    errors.throw_if_any();
+  }
+  return std::move(all.tokens);
 }
 
 } // namespace saguaro::edl

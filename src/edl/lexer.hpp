@@ -46,11 +46,21 @@ struct Token {
   bool is_name(std::string_view word) const { return kind == TokenKind::Name && text == word; }
 };
 
-// Splits a whole file into tokens; throws EdlError on a character or number that cannot start
-// or finish a token. Comments are dropped; consecutive newlines collapse into one.
-// Kranc's parameter blocks write free text after `description:` up to the next `default:`
-// (possibly over several lines): when `description` starts a line and `:` follows, that text
-// is one String token (trimmed).
+// A file's tokens and the lexical errors met on the way (file order, at most one a line).
+struct Tokens {
+  std::vector<Token> tokens;
+  std::vector<support::Diagnostic> errors;
+};
+
+// Splits a whole file into tokens. A character that cannot start a token is skipped, an
+// unterminated string ends at the end of its line and a malformed number keeps its digits:
+// each is an error in `errors`, and the tokens go on to the end of the file (the parser reads
+// them all, so that one run reports every error of the file).
+// Comments are dropped; consecutive newlines collapse into one. Kranc's parameter blocks write
+// free text after `description:` up to the next `default:` (possibly over several lines): when
+// `description` starts a line and `:` follows, that text is one String token (trimmed).
+Tokens tokenize_all(const std::shared_ptr<const SourceFile>& file);
+// The same, throwing EdlError with every lexical error when there is any.
 std::vector<Token> tokenize(const std::shared_ptr<const SourceFile>& file);
 
 } // namespace saguaro::edl

@@ -3,6 +3,7 @@
 #include "edl/inherited.hpp"
 #include "edl/parser_internal.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -51,44 +52,141 @@ bool looks_like_operator(const std::string& name) {
   return true;
 }
 
-Parser::Parser(std::shared_ptr<const SourceFile> file)
-    : file_(std::move(file)), tokens_(tokenize(file_)) {
+Parser::Parser(std::shared_ptr<const SourceFile> file) : file_(std::move(file)) {
+  Tokens lexed = tokenize_all(file_);
+  tokens_ = std::move(lexed.tokens);
+  lexer_errors_ = std::move(lexed.errors);
+  for (const support::Diagnostic& d : lexer_errors_) lexer_error_lines_.insert(d.loc.line);
   collect_operator_names();
   collect_inherited_names();
 }
 
+// Every error of the file is collected (support::DiagnosticList: the first 50 in file order);
+// after one the parser resynchronises at the next line, or at the `begin`/`end` line of a
+// section, and reads on. Declarations and equations are line-based, so one bad line costs no
+// more than itself.
 Thorn Parser::parse() {
   skip_newlines();
   Thorn thorn;
   thorn.file = file_;
   thorn.loc = loc(peek());
-  expect_word("begin", "'begin thorn NAME' to start the file");
-  expect_word("thorn", "'thorn' after 'begin'");
-  thorn.name = parse_uname("a thorn name");
-  end_of_line();
+  const bool begins = peek().is_name("begin");
+  try {
+    expect_word("begin", "'begin thorn NAME' to start the file");
+    expect_word("thorn", "'thorn' after 'begin'");
+    thorn.name = parse_uname("a thorn name");
+    end_of_line();
+  } catch (const EdlError& e) {
+    record(e);
+    recover(pos_);
+  }
+  // A file that does not start with `begin` is not EDL: its first error says so, and the rest
+  // of it is not worth reading as EDL.
+  if (begins) parse_thorn_items(thorn);
+  // The lexer's and the parser's errors, merged in file order.
+  std::vector<support::Diagnostic> all = std::move(lexer_errors_);
+  all.insert(all.end(), errors_.begin(), errors_.end());
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return std::pair(a.loc.line, a.loc.column) < std::pair(b.loc.line, b.loc.column);
+  });
+  support::DiagnosticList list;
+  for (support::Diagnostic& d : all) list.add(std::move(d));
+  list.throw_if_any();
+  return thorn;
+}
+
+void Parser::parse_thorn_items(Thorn& thorn) {
   while (true) {
     skip_newlines();
     const Token& t = peek();
-    if (t.is(TokenKind::End)) throw error(t, "unexpected end of file: expected 'end thorn'");
-    if (t.is_name("end")) {
-      next();
-      expect_word("thorn", fmt::format("'thorn' to close 'begin thorn {}'", thorn.name));
-      end_of_line();
-      skip_newlines();
-      if (!peek().is(TokenKind::End))
-        throw error(peek(), "unexpected text after 'end thorn': expected end of file");
-      return thorn;
+    if (t.is(TokenKind::End)) {
+      if (!reported_at(t)) record(error(t, "unexpected end of file: expected 'end thorn'"));
+      return;
     }
-    if (t.is_name("begin")) {
-      parse_section(thorn);
-    } else if (t.is_name("inherit") || t.is_name("implement") || t.is_name("use") ||
-               t.is_name("disable")) {
-      parse_option(thorn);
-    } else {
-      throw error(t, fmt::format("unexpected {} in thorn: expected 'begin SECTION', an option "
-                                 "(inherit, implement, use, disable) or 'end thorn'",
-                                 show(t)));
+    const std::size_t before = pos_;
+    try {
+      if (t.is_name("end") && peek(1).is_name("thorn")) {
+        next();
+        next();
+        end_of_line();
+        skip_newlines();
+        if (!peek().is(TokenKind::End))
+          record(error(peek(), "unexpected text after 'end thorn': expected end of file"));
+        return;
+      }
+      if (t.is_name("end")) {
+        // A wrong `end` line: an error, and the thorn's end when nothing but blanks follows.
+        next();
+        record(error(peek(), fmt::format("expected 'thorn' to close 'begin thorn {}', found {}",
+                                         thorn.name, show(peek()))));
+        skip_line();
+        skip_newlines();
+        if (peek().is(TokenKind::End)) return;
+      } else if (t.is_name("begin")) {
+        parse_section(thorn);
+      } else if (t.is_name("inherit") || t.is_name("implement") || t.is_name("use") ||
+                 t.is_name("disable")) {
+        parse_option(thorn);
+      } else {
+        throw error(t, fmt::format("unexpected {} in thorn: expected 'begin SECTION', an option "
+                                   "(inherit, implement, use, disable) or 'end thorn'",
+                                   show(t)));
+      }
+    } catch (const EdlError& e) {
+      record(e);
+      recover(before);
     }
+  }
+}
+
+// ---- error recovery -------------------------------------------------------------------------
+void Parser::record(const EdlError& e) {
+  for (const support::Diagnostic& d : e.diagnostics())
+    if (!d.loc.valid() || !lexer_error_lines_.count(d.loc.line)) errors_.push_back(d);
+}
+
+bool Parser::reported_at(const Token& t) const {
+  return !errors_.empty() && errors_.back().loc.line == t.line &&
+         errors_.back().loc.column == t.column;
+}
+
+void Parser::recover(std::size_t before) {
+  open_parens_.clear();
+  stop_at_to_ = in_definition_ = in_algebra_ = false;
+  if (!at_section_keyword()) skip_line();
+  if (pos_ == before && !peek().is(TokenKind::End)) next();
+}
+
+void Parser::skip_line() {
+  while (!peek().is(TokenKind::Newline) && !peek().is(TokenKind::End)) next();
+  if (peek().is(TokenKind::Newline)) next();
+}
+
+void Parser::skip_unknown_section() {
+  skip_line();
+  while (true) {
+    skip_newlines();
+    if (peek().is(TokenKind::End) || peek().is_name("begin")) return;
+    const bool closes = peek().is_name("end");
+    skip_line();
+    if (closes) return;
+  }
+}
+
+void Parser::close_section(const std::string& word) {
+  // `end thorn` with the section still open: the section ends there and the thorn with it.
+  if (peek(1).is_name("thorn")) {
+    record(error(peek(), fmt::format("expected 'end {}' before 'end thorn'", word)));
+    return;
+  }
+  const std::size_t before = pos_;
+  try {
+    next(); // end
+    expect_word(word, fmt::format("'end {}'", word));
+    end_of_line();
+  } catch (const EdlError& e) {
+    record(e);
+    recover(before);
   }
 }
 

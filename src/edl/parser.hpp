@@ -1,5 +1,5 @@
-// The EDL parser: tokens -> Thorn syntax tree. Syntax errors throw EdlError with the
-// location, the quoted line and what was expected.
+// The EDL parser: tokens -> Thorn syntax tree. Syntax errors throw one EdlError with every
+// error of the file (each with its location, the quoted line and what was expected).
 #pragma once
 
 #include "edl/ast.hpp"

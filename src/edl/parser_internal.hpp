@@ -45,6 +45,27 @@ private:
   void expect_word(std::string_view word, const std::string& what);
   const Token& expect(TokenKind kind, const std::string& what);
   std::string parse_uname(const std::string& what);
+  // ---- error recovery (parser.cpp) -------------------------------------------------------------
+  // An error is recorded and parsing goes on: every syntax error of a file is reported in one
+  // run. Errors on a line the lexer already rejected are dropped (they would repeat it).
+  void record(const EdlError& e);
+  // Whether the last error recorded is at `t` (an end of file is reported once).
+  bool reported_at(const Token& t) const;
+  bool at_line_start() const { return pos_ == 0 || tokens_[pos_ - 1].is(TokenKind::Newline); }
+  bool at_section_keyword() const {
+    return at_line_start() && (peek().is_name("begin") || peek().is_name("end"));
+  }
+  // After an error: the expression state reset, and the rest of the line skipped unless the
+  // parser stands at a `begin` or `end` that starts a line. Consumes at least one token when
+  // the parser has not moved since `before` (so that no loop can spin in place).
+  void recover(std::size_t before);
+  void skip_line();
+  // `begin WORD` of an unknown section: its lines up to its `end` line, or to a `begin` line.
+  void skip_unknown_section();
+  void parse_thorn_items(Thorn& thorn);
+  // `end WORD` closing a section; the section is closed even when the line is wrong.
+  void close_section(const std::string& word);
+
   void collect_operator_names();
   void collect_inherited_names();
   // A name as written, glued back together with `_` where it is an inherited variable's
@@ -56,6 +77,7 @@ private:
   void parse_section(Thorn& thorn);
   void parse_tensor_list(std::vector<TensorRef>& list, const std::string& word);
   void parse_group(Thorn& thorn);
+  void parse_group_line(GroupDecl& group);
   TensorRef parse_declared_tensor();
   ParameterDecl parse_parameter();
   ParameterDecl parse_kranc_parameter();
@@ -63,6 +85,7 @@ private:
   ExprPtr parse_range_end(bool lower);
   DerivativeDef parse_derivative_def();
   CalculationDecl parse_calculation();
+  void parse_calculation_header(CalculationDecl& calc);
   Equation parse_equation();
 
   // ---- indices and expressions (parser.cpp) ---------------------------------------------------
@@ -100,6 +123,9 @@ private:
 
   std::shared_ptr<const SourceFile> file_;
   std::vector<Token> tokens_;
+  std::vector<support::Diagnostic> lexer_errors_;
+  std::set<int> lexer_error_lines_;
+  std::vector<support::Diagnostic> errors_; // the parser's, in file order
   std::size_t pos_ = 0;
   bool stop_at_to_ = false;
   bool in_definition_ = false; // a derivative definition: shifted indices allowed

@@ -56,34 +56,64 @@ void Parser::parse_section(Thorn& thorn) {
     return;
   }
   if (!kind.is_name("variables") && !kind.is_name("temporaries") && !kind.is_name("parameters") &&
-      !kind.is_name("derivatives"))
-    throw error(kind, fmt::format("unknown section {}: expected one of variables, temporaries, "
-                                  "parameters, group, derivatives, calculation",
-                                  show(kind)));
+      !kind.is_name("derivatives")) {
+    record(error(kind, fmt::format("unknown section {}: expected one of variables, temporaries, "
+                                   "parameters, group, derivatives, calculation",
+                                   show(kind))));
+    skip_unknown_section();
+    return;
+  }
   const std::string word = next().text;
-  end_of_line();
+  try {
+    end_of_line();
+  } catch (const EdlError& e) {
+    record(e);
+    recover(pos_);
+  }
+  bool failed = false; // the last item had an error
   while (true) {
     skip_newlines();
-    if (peek().is_name("end")) {
-      next();
-      expect_word(word, fmt::format("'end {}'", word));
-      end_of_line();
+    const Token& t = peek();
+    if (t.is_name("end")) {
+      close_section(word);
       return;
     }
-    if (peek().is(TokenKind::End))
-      throw error(peek(), fmt::format("unexpected end of file: expected 'end {}'", word));
-    if (word == "variables")
-      thorn.variables.push_back(parse_declared_tensor());
-    else if (word == "temporaries")
-      thorn.temporaries.push_back(parse_declared_tensor());
-    else if (word == "parameters")
-      thorn.parameters.push_back(peek().is_name("name") && peek(1).is(TokenKind::Colon) &&
-                                         !peek(2).is_name("real") && !peek(2).is_name("int") &&
-                                         !peek(2).is_name("keyword") && !peek(2).is_name("boolean")
-                                     ? parse_kranc_parameter()
-                                     : parse_parameter());
-    else
-      thorn.derivatives.push_back(parse_derivative_def());
+    if (t.is(TokenKind::End)) {
+      record(error(t, fmt::format("unexpected end of file: expected 'end {}'", word)));
+      return;
+    }
+    if (t.is_name("begin") && at_line_start()) {
+      record(error(t, fmt::format("expected 'end {}' before a new section", word)));
+      return;
+    }
+    // The later lines of a Kranc parameter whose first line was wrong: skipped, not read as
+    // parameters of their own.
+    if (failed && word == "parameters" && peek(1).is(TokenKind::Colon) &&
+        (t.is_name("description") || t.is_name("default") || t.is_name("range"))) {
+      skip_line();
+      continue;
+    }
+    const std::size_t before = pos_;
+    try {
+      if (word == "variables")
+        thorn.variables.push_back(parse_declared_tensor());
+      else if (word == "temporaries")
+        thorn.temporaries.push_back(parse_declared_tensor());
+      else if (word == "parameters")
+        thorn.parameters.push_back(t.is_name("name") && peek(1).is(TokenKind::Colon) &&
+                                           !peek(2).is_name("real") && !peek(2).is_name("int") &&
+                                           !peek(2).is_name("keyword") &&
+                                           !peek(2).is_name("boolean")
+                                       ? parse_kranc_parameter()
+                                       : parse_parameter());
+      else
+        thorn.derivatives.push_back(parse_derivative_def());
+      failed = false;
+    } catch (const EdlError& e) {
+      record(e);
+      recover(before);
+      failed = true;
+    }
   }
 }
 
@@ -94,33 +124,53 @@ void Parser::parse_group(Thorn& thorn) {
   next(); // group
   GroupDecl group;
   group.loc = loc(peek());
-  group.name = parse_uname("a group name");
-  end_of_line();
+  try {
+    group.name = parse_uname("a group name");
+    end_of_line();
+  } catch (const EdlError& e) {
+    record(e);
+    recover(pos_);
+  }
   while (true) {
     skip_newlines();
     if (peek().is_name("end")) {
-      next();
-      expect_word("group", "'end group'");
-      end_of_line();
+      close_section("group");
       thorn.groups.push_back(std::move(group));
       return;
     }
-    if (peek().is(TokenKind::End))
-      throw error(peek(), "unexpected end of file: expected 'end group'");
-    const std::size_t first = group.members.size();
-    while (peek().is(TokenKind::Name)) group.members.emplace_back(parse_declared_tensor(), "");
-    if (group.members.size() == first)
-      throw error(peek(), fmt::format("expected a grid function in group '{}', found {}",
-                                      group.name, show(peek())));
-    if (peek().is(TokenKind::Colon)) {
-      next();
-      const std::string description =
-          expect(TokenKind::String, "a quoted description after ':'").text;
-      for (std::size_t m = first; m < group.members.size(); ++m)
-        group.members[m].second = description;
+    if (peek().is(TokenKind::End)) {
+      record(error(peek(), "unexpected end of file: expected 'end group'"));
+      return;
     }
-    end_of_line();
+    if (peek().is_name("begin") && at_line_start()) {
+      record(error(peek(), "expected 'end group' before a new section"));
+      return;
+    }
+    const std::size_t before = pos_;
+    try {
+      parse_group_line(group);
+    } catch (const EdlError& e) {
+      record(e);
+      recover(before);
+    }
   }
+}
+
+// One line of a group: members, then optionally `: "description"`.
+void Parser::parse_group_line(GroupDecl& group) {
+  const std::size_t first = group.members.size();
+  while (peek().is(TokenKind::Name)) group.members.emplace_back(parse_declared_tensor(), "");
+  if (group.members.size() == first)
+    throw error(peek(), fmt::format("expected a grid function in group '{}', found {}", group.name,
+                                    show(peek())));
+  if (peek().is(TokenKind::Colon)) {
+    next();
+    const std::string description =
+        expect(TokenKind::String, "a quoted description after ':'").text;
+    for (std::size_t m = first; m < group.members.size(); ++m)
+      group.members[m].second = description;
+  }
+  end_of_line();
 }
 
 TensorRef Parser::parse_declared_tensor() {
@@ -317,6 +367,41 @@ DerivativeDef Parser::parse_derivative_def() {
 CalculationDecl Parser::parse_calculation() {
   CalculationDecl calc;
   calc.loc = loc(peek());
+  try {
+    parse_calculation_header(calc);
+  } catch (const EdlError& e) {
+    record(e);
+    recover(pos_);
+  }
+  while (true) {
+    skip_newlines();
+    if (peek().is_name("end")) {
+      close_section("calculation");
+      return calc;
+    }
+    if (peek().is(TokenKind::End)) {
+      record(error(peek(), fmt::format("unexpected end of file: expected 'end calculation' for "
+                                       "'{}'",
+                                       calc.name)));
+      return calc;
+    }
+    if (peek().is_name("begin") && at_line_start()) {
+      record(error(peek(), fmt::format("expected 'end calculation' before a new section "
+                                       "(calculation '{}' is still open)",
+                                       calc.name)));
+      return calc;
+    }
+    const std::size_t before = pos_;
+    try {
+      calc.equations.push_back(parse_equation());
+    } catch (const EdlError& e) {
+      record(e);
+      recover(before);
+    }
+  }
+}
+
+void Parser::parse_calculation_header(CalculationDecl& calc) {
   calc.name = parse_uname("a calculation name");
   if (peek().is_name("scheduled")) {
     next();
@@ -334,24 +419,6 @@ CalculationDecl Parser::parse_calculation() {
     calc.on_boundary = true;
   }
   end_of_line();
-  while (true) {
-    skip_newlines();
-    if (peek().is_name("end")) {
-      next();
-      expect_word("calculation", "'end calculation'");
-      end_of_line();
-      return calc;
-    }
-    if (peek().is(TokenKind::End))
-      throw error(peek(), fmt::format("unexpected end of file: expected 'end calculation' for "
-                                      "'{}'",
-                                      calc.name));
-    if (peek().is_name("begin"))
-      throw error(peek(), fmt::format("expected 'end calculation' before a new section "
-                                      "(calculation '{}' is still open)",
-                                      calc.name));
-    calc.equations.push_back(parse_equation());
-  }
 }
 
 Equation Parser::parse_equation() {

@@ -94,6 +94,29 @@ InputError::InputError(std::vector<Diagnostic> diagnostics)
     : std::runtime_error(render_all(at_least_one(diagnostics))),
       diagnostics_(at_least_one(std::move(diagnostics))) {}
 
+void DiagnosticList::add(Diagnostic diagnostic) {
+  if (kept_.size() < kMaxKept)
+    kept_.push_back(std::move(diagnostic));
+  else
+    ++more_;
+}
+
+void DiagnosticList::add(const InputError& error) {
+  for (const Diagnostic& d : error.diagnostics()) add(d);
+}
+
+std::vector<Diagnostic> DiagnosticList::take() {
+  std::vector<Diagnostic> out = std::move(kept_);
+  if (more_ > 0) out.push_back({"note", {}, fmt::format("{} more problems not shown", more_), {}});
+  kept_.clear();
+  more_ = 0;
+  return out;
+}
+
+void DiagnosticList::throw_if_any() {
+  if (!empty()) throw InputError(take());
+}
+
 std::string describe_character(char c) {
   if (std::isprint(static_cast<unsigned char>(c))) return fmt::format("'{}'", c);
   return fmt::format("byte 0x{:02x}", static_cast<unsigned char>(c));

@@ -49,6 +49,27 @@ private:
   std::vector<Diagnostic> diagnostics_;
 };
 
+// The diagnostics of one input, collected as they are found, so that a reader can report every
+// error of a file at once: the first kMaxKept are kept, the rest only counted. The .par reader
+// and the EDL front end (parser and lowering) collect through it.
+class DiagnosticList {
+public:
+  static constexpr std::size_t kMaxKept = 50;
+
+  void add(Diagnostic diagnostic);
+  void add(const InputError& error); // each of its diagnostics
+  bool empty() const { return kept_.empty() && more_ == 0; }
+  std::size_t size() const { return kept_.size() + more_; }
+  // The kept diagnostics, then a note "N more problems not shown" when some were left out.
+  std::vector<Diagnostic> take();
+  // Throws InputError(take()) when anything was added.
+  void throw_if_any();
+
+private:
+  std::vector<Diagnostic> kept_;
+  std::size_t more_ = 0;
+};
+
 // A character as a message shows it: 'x' when printable, else "byte 0x1b".
 std::string describe_character(char c);
 // `text` with every control byte but the tab written as \xNN (diagnostics quote user input).
