@@ -34,7 +34,8 @@ TEST(FoldStores, CombinationsAtTheStoreEqualThePlainStoreThenTheCombinations) {
   // RK4's stage 2 for pi: acc = acc + a k; y1 = y0 + b k.
   FoldedStore fold;
   fold.replaced = "pirhs";
-  fold.targets = {{"pi_acc", {{p0, "pi_acc"}, {p0 + 1, ""}}}, {"pi_y1", {{p0 + 2, "pi_y0"}, {p0 + 3, ""}}}};
+  fold.targets = {{"pi_acc", {{p0, "pi_acc"}, {p0 + 1, ""}}},
+                  {"pi_y1", {{p0 + 2, "pi_y0"}, {p0 + 3, ""}}}};
   const calc::Calculation folded = calc::fold_stores(rhs, {fold}, "rhs (stage 2)");
   EXPECT_EQ(folded.name, "rhs (stage 2)");
   for (int o : folded.outputs) EXPECT_NE(folded.grid_functions[std::size_t(o)].name, "pirhs");

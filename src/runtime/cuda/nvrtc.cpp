@@ -80,8 +80,8 @@ std::string first_lines(const std::string& text, int n, const std::string& rest_
 std::vector<std::string> nvrtc_options(const std::string& arch, const CompileOptions& options) {
   // -split-compile=0: the module's kernels optimised in parallel on every core (a BSSN
   // right-hand side's three folded forms and its constraints compile in the time of the largest).
-  std::vector<std::string> o = {"-arch=" + arch, "--std=c++17", "-Xptxas=-v", "-default-device",
-                                "--no-cache", "-split-compile=0"};
+  std::vector<std::string> o = {"-arch=" + arch,   "--std=c++17", "-Xptxas=-v",
+                                "-default-device", "--no-cache",  "-split-compile=0"};
   o.insert(o.end(), options.extra_options.begin(), options.extra_options.end());
   return o;
 }
