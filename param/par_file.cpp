@@ -344,6 +344,9 @@ private:
       }
       const support::Position start = names.position();
       names.advance_while([&](char c) { return !separator(c) && c != '"' && c != '#'; });
+      // Always move on: a '#' on the string's first line (no comment there) or an escaped
+      // quote is a one-character name, refused below, never an empty one read forever.
+      if (names.offset() == start.offset) names.advance();
       std::string thorn(names.since(start));
       SourceLoc at = names.at(start, int(thorn.size()));
       if (!std::all_of(thorn.begin(), thorn.end(), is_name_char))
