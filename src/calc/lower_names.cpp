@@ -7,6 +7,7 @@
 #include "edl/parser.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -90,24 +91,46 @@ EdlError Lowerer::undeclared(const std::string& name, const SourceLoc& loc, cons
 
 namespace {
 
-// `inherit THORN`: the variables of a known Einstein Toolkit base thorn, declared where the
-// thorn is named; an unknown thorn is an error that lists the known ones.
+// `inherit THORN`: the variables of a known Einstein Toolkit base thorn, or those the thorn's
+// interface.ccl declares where one is found beside the script or on SAGUARO_THORN_PATH
+// (edl/interface_ccl.cpp), declared where the thorn is named; a thorn neither built in nor found
+// is an error that lists the known ones and the places looked in.
 template <typename Declare>
 void declare_inherited(LoweringState& state, Declare& declare) {
   const edl::Thorn& thorn = *state.thorn;
   for (std::size_t k = 0; k < thorn.inherits.size(); ++k) {
     const SourceLoc loc = k < thorn.inherit_locs.size() ? thorn.inherit_locs[k] : thorn.loc;
+    const std::string edl_file = loc.file != nullptr ? loc.file->name() : std::string();
     const edl::InheritedThorn* known = edl::find_inherited_thorn(thorn.inherits[k]);
+    std::optional<edl::InheritedThorn> read;
+    if (known == nullptr) {
+      try {
+        read = edl::find_interface_ccl_thorn(edl_file, thorn.inherits[k]);
+      } catch (const EdlError& e) { // the interface.ccl's error, and which `inherit` read it
+        std::vector<support::Diagnostic> d = e.diagnostics();
+        d.front().notes.push_back({loc, fmt::format("read for 'inherit {}'", thorn.inherits[k])});
+        throw EdlError(std::move(d));
+      }
+      if (read) known = &*read;
+    }
     if (known == nullptr) {
       std::vector<std::string> names;
       for (const auto& t : edl::inherited_thorns()) names.push_back(t.name);
       std::vector<edl::Note> notes = edl::did_you_mean(thorn.inherits[k], names);
+      std::string places;
+      for (const std::string& p : edl::interface_ccl_places(edl_file, thorn.inherits[k]))
+        places += (places.empty() ? "" : ", ") + p;
       notes.push_back({{},
-                       "declare the variables this thorn reads from it in 'begin variables' "
+                       fmt::format("no interface.ccl of '{}' was found; looked for {}",
+                                   thorn.inherits[k], places)});
+      notes.push_back({{},
+                       "put the thorn's folder (with its interface.ccl) beside the script or "
+                       "name its arrangement in SAGUARO_THORN_PATH (folders separated by ':'), "
+                       "or declare the variables this thorn reads from it in 'begin variables' "
                        "instead of inheriting it"});
       throw EdlError(loc,
                      fmt::format("unknown inherited thorn '{}': Saguaro has the variables of {} "
-                                 "built in, not those of '{}'",
+                                 "built in, not those of '{}', and found no interface.ccl of it",
                                  thorn.inherits[k], edl::inherited_thorn_names(),
                                  thorn.inherits[k]),
                      std::move(notes));

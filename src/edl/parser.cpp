@@ -2,11 +2,13 @@
 
 #include "edl/inherited.hpp"
 #include "edl/parser_internal.hpp"
+#include "support/diagnostics.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -272,10 +274,20 @@ void Parser::collect_inherited_names() {
   for (std::size_t i = 0; i + 1 < tokens_.size(); ++i) {
     if (!tokens_[i].is_name("inherit") || (i > 0 && !tokens_[i - 1].is(TokenKind::Newline)))
       continue;
-    for (std::size_t k = i + 1; k < tokens_.size() && tokens_[k].is(TokenKind::Name); ++k)
-      if (const InheritedThorn* thorn = find_inherited_thorn(tokens_[k].text))
+    for (std::size_t k = i + 1; k < tokens_.size() && tokens_[k].is(TokenKind::Name); ++k) {
+      const InheritedThorn* thorn = find_inherited_thorn(tokens_[k].text);
+      std::optional<InheritedThorn> read;
+      if (thorn == nullptr) {
+        try { // a thorn's own interface.ccl; lowering reports where it is missing or wrong
+          read = find_interface_ccl_thorn(file_->name(), tokens_[k].text);
+        } catch (const support::InputError&) {
+        }
+        if (read) thorn = &*read;
+      }
+      if (thorn != nullptr)
         for (const InheritedVariable& v : thorn->variables)
           if (v.name.find('_') != std::string::npos) inherited_names_.insert(v.name);
+    }
   }
 }
 
