@@ -264,9 +264,6 @@ TEST(ParErrors, RenderedWithCaret) {
   EXPECT_THAT(std::string(e.what()), HasSubstr("  A::c = wave.edl\n         ^~~~~~~~\n"));
 }
 
-} // namespace
-} // namespace saguaro::param
-
 // A '#' on the first line of the ActiveThorns string is no comment there: a one-character name,
 // refused, and the reading goes on (the fuzzer's input that once looped forever, pushing empty
 // names: test/fuzz/regressions/par/active_thorns_hash_on_first_line.par).
@@ -274,3 +271,6 @@ TEST(ParSyntax, AHashOnTheActiveThornsFirstLineIsRefusedNotLoopedOn) {
   const InputError e = par_error("ActiveThorns = \"Saguaro Max# x\n  Other\n\"\nA::b = 1\n");
   EXPECT_NE(e.message().find("'#' is not a thorn name"), std::string::npos) << e.message();
 }
+
+} // namespace
+} // namespace saguaro::param
