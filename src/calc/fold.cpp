@@ -18,7 +18,7 @@ int grid_function_of(Calculation& c, const std::string& name) {
   return int(c.grid_functions.size()) - 1;
 }
 
-// Whether `c` reads grid function `gf` anywhere (at_point_only: away from the point).
+// Whether `c` reads grid function `gf` anywhere (with away_only: at a neighbouring point).
 bool reads(const Calculation& c, int gf, bool away_only) {
   for (const InputStencil& in : c.inputs)
     if (in.grid_function == gf)

@@ -73,15 +73,12 @@ Thorn Parser::parse() {
   thorn.file = file_;
   thorn.loc = loc(peek());
   const bool begins = peek().is_name("begin");
-  try {
+  attempt(pos_, [&] {
     expect_word("begin", "'begin thorn NAME' to start the file");
     expect_word("thorn", "'thorn' after 'begin'");
     thorn.name = parse_uname("a thorn name");
     end_of_line();
-  } catch (const EdlError& e) {
-    record(e);
-    recover(pos_);
-  }
+  });
   // A file that does not start with `begin` is not EDL: its first error says so, and the rest
   // of it is not worth reading as EDL.
   if (begins) parse_thorn_items(thorn);
@@ -181,15 +178,11 @@ void Parser::close_section(const std::string& word) {
     record(error(peek(), fmt::format("expected 'end {}' before 'end thorn'", word)));
     return;
   }
-  const std::size_t before = pos_;
-  try {
+  attempt(pos_, [&] {
     next(); // end
     expect_word(word, fmt::format("'end {}'", word));
     end_of_line();
-  } catch (const EdlError& e) {
-    record(e);
-    recover(before);
-  }
+  });
 }
 
 // ---- token access ---------------------------------------------------------------------------

@@ -59,6 +59,46 @@ private:
   // parser stands at a `begin` or `end` that starts a line. Consumes at least one token when
   // the parser has not moved since `before` (so that no loop can spin in place).
   void recover(std::size_t before);
+  // Runs `parse`; an error in it is recorded and the parser recovers from `before`. Returns
+  // whether it parsed without error.
+  template <class Parse>
+  bool attempt(std::size_t before, Parse&& parse) {
+    try {
+      parse();
+      return true;
+    } catch (const EdlError& e) {
+      record(e);
+      recover(before);
+      return false;
+    }
+  }
+  // The lines of section `word` up to its `end WORD` (closed there): each read by
+  // line(failed), under attempt(); `failed` says whether the previous line had an error (or was
+  // skipped after one: line() returns true to keep that state). An end of file or a new
+  // section's `begin` ends the section too, reported (`eof_note` and `begin_note` end those
+  // messages). Returns whether the section was closed by its `end`.
+  template <class Line>
+  bool section_lines(const std::string& word, const std::string& eof_note,
+                     const std::string& begin_note, Line&& line) {
+    bool failed = false;
+    while (true) {
+      skip_newlines();
+      const Token& t = peek();
+      if (t.is_name("end")) {
+        close_section(word);
+        return true;
+      }
+      if (t.is(TokenKind::End)) {
+        record(error(t, "unexpected end of file: expected 'end " + word + "'" + eof_note));
+        return false;
+      }
+      if (t.is_name("begin") && at_line_start()) {
+        record(error(t, "expected 'end " + word + "' before a new section" + begin_note));
+        return false;
+      }
+      if (!attempt(pos_, [&] { failed = line(failed); })) failed = true;
+    }
+  }
   void skip_line();
   // `begin WORD` of an unknown section: its lines up to its `end` line, or to a `begin` line.
   void skip_unknown_section();

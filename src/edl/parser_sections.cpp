@@ -64,57 +64,30 @@ void Parser::parse_section(Thorn& thorn) {
     return;
   }
   const std::string word = next().text;
-  try {
-    end_of_line();
-  } catch (const EdlError& e) {
-    record(e);
-    recover(pos_);
-  }
-  bool failed = false; // the last item had an error
-  while (true) {
-    skip_newlines();
+  attempt(pos_, [&] { end_of_line(); });
+  section_lines(word, "", "", [&](bool failed) {
     const Token& t = peek();
-    if (t.is_name("end")) {
-      close_section(word);
-      return;
-    }
-    if (t.is(TokenKind::End)) {
-      record(error(t, fmt::format("unexpected end of file: expected 'end {}'", word)));
-      return;
-    }
-    if (t.is_name("begin") && at_line_start()) {
-      record(error(t, fmt::format("expected 'end {}' before a new section", word)));
-      return;
-    }
     // The later lines of a Kranc parameter whose first line was wrong: skipped, not read as
     // parameters of their own.
     if (failed && word == "parameters" && peek(1).is(TokenKind::Colon) &&
         (t.is_name("description") || t.is_name("default") || t.is_name("range"))) {
       skip_line();
-      continue;
+      return true;
     }
-    const std::size_t before = pos_;
-    try {
-      if (word == "variables")
-        thorn.variables.push_back(parse_declared_tensor());
-      else if (word == "temporaries")
-        thorn.temporaries.push_back(parse_declared_tensor());
-      else if (word == "parameters")
-        thorn.parameters.push_back(t.is_name("name") && peek(1).is(TokenKind::Colon) &&
-                                           !peek(2).is_name("real") && !peek(2).is_name("int") &&
-                                           !peek(2).is_name("keyword") &&
-                                           !peek(2).is_name("boolean")
-                                       ? parse_kranc_parameter()
-                                       : parse_parameter());
-      else
-        thorn.derivatives.push_back(parse_derivative_def());
-      failed = false;
-    } catch (const EdlError& e) {
-      record(e);
-      recover(before);
-      failed = true;
-    }
-  }
+    if (word == "variables")
+      thorn.variables.push_back(parse_declared_tensor());
+    else if (word == "temporaries")
+      thorn.temporaries.push_back(parse_declared_tensor());
+    else if (word == "parameters")
+      thorn.parameters.push_back(t.is_name("name") && peek(1).is(TokenKind::Colon) &&
+                                         !peek(2).is_name("real") && !peek(2).is_name("int") &&
+                                         !peek(2).is_name("keyword") && !peek(2).is_name("boolean")
+                                     ? parse_kranc_parameter()
+                                     : parse_parameter());
+    else
+      thorn.derivatives.push_back(parse_derivative_def());
+    return false;
+  });
 }
 
 // `begin group NAME`, then members: grid functions (tensors) separated by spaces or lines,
@@ -124,36 +97,15 @@ void Parser::parse_group(Thorn& thorn) {
   next(); // group
   GroupDecl group;
   group.loc = loc(peek());
-  try {
+  attempt(pos_, [&] {
     group.name = parse_uname("a group name");
     end_of_line();
-  } catch (const EdlError& e) {
-    record(e);
-    recover(pos_);
-  }
-  while (true) {
-    skip_newlines();
-    if (peek().is_name("end")) {
-      close_section("group");
-      thorn.groups.push_back(std::move(group));
-      return;
-    }
-    if (peek().is(TokenKind::End)) {
-      record(error(peek(), "unexpected end of file: expected 'end group'"));
-      return;
-    }
-    if (peek().is_name("begin") && at_line_start()) {
-      record(error(peek(), "expected 'end group' before a new section"));
-      return;
-    }
-    const std::size_t before = pos_;
-    try {
-      parse_group_line(group);
-    } catch (const EdlError& e) {
-      record(e);
-      recover(before);
-    }
-  }
+  });
+  const bool closed = section_lines("group", "", "", [&](bool) {
+    parse_group_line(group);
+    return false;
+  });
+  if (closed) thorn.groups.push_back(std::move(group));
 }
 
 // One line of a group: members, then optionally `: "description"`.
@@ -367,38 +319,13 @@ DerivativeDef Parser::parse_derivative_def() {
 CalculationDecl Parser::parse_calculation() {
   CalculationDecl calc;
   calc.loc = loc(peek());
-  try {
-    parse_calculation_header(calc);
-  } catch (const EdlError& e) {
-    record(e);
-    recover(pos_);
-  }
-  while (true) {
-    skip_newlines();
-    if (peek().is_name("end")) {
-      close_section("calculation");
-      return calc;
-    }
-    if (peek().is(TokenKind::End)) {
-      record(error(peek(), fmt::format("unexpected end of file: expected 'end calculation' for "
-                                       "'{}'",
-                                       calc.name)));
-      return calc;
-    }
-    if (peek().is_name("begin") && at_line_start()) {
-      record(error(peek(), fmt::format("expected 'end calculation' before a new section "
-                                       "(calculation '{}' is still open)",
-                                       calc.name)));
-      return calc;
-    }
-    const std::size_t before = pos_;
-    try {
-      calc.equations.push_back(parse_equation());
-    } catch (const EdlError& e) {
-      record(e);
-      recover(before);
-    }
-  }
+  attempt(pos_, [&] { parse_calculation_header(calc); });
+  section_lines("calculation", fmt::format(" for '{}'", calc.name),
+                fmt::format(" (calculation '{}' is still open)", calc.name), [&](bool) {
+                  calc.equations.push_back(parse_equation());
+                  return false;
+                });
+  return calc;
 }
 
 void Parser::parse_calculation_header(CalculationDecl& calc) {

@@ -137,6 +137,18 @@ TEST(Decomposition, SameNormsOnAllRanksAndOnOne) {
 // the evolved variables agree bit for bit, with radiative and flat outer faces (the flat ones
 // deferred until the messages are in) and a periodic axis. step_breakdown.tsv has a row per
 // iteration, and the boundary shell's launches are timed only when split.
+// A run_par callback that appends every allocated point of phi and pi to `into` (the two
+// checkpoint tests compare a resumed run with a straight one by these).
+std::function<void(host::Simulation&)> all_points_into(std::vector<std::vector<double>>& into) {
+  return [&into](host::Simulation& sim) {
+    const grid::Patch& p = sim.decomposition().patch();
+    for (const char* v : {"phi", "pi"}) {
+      const double* u = sim.fields().host(sim.fields().find(v));
+      into.emplace_back(u, u + p.points());
+    }
+  };
+}
+
 // The owned points of each named grid function after a run.
 std::vector<std::vector<double>> owned_values(host::Simulation& sim,
                                               const std::vector<std::string>& names) {
@@ -327,23 +339,14 @@ TEST(Checkpoint, RecoveredRunIsBitIdentical) {
                      {"Saguaro::boundary_condition", quoted("radiative")}});
   };
   std::vector<std::vector<double>> straight, resumed;
-  auto grab = [](std::vector<std::vector<double>>& into) {
-    return [&into](host::Simulation& sim) {
-      const grid::Patch& p = sim.decomposition().patch();
-      for (const char* v : {"phi", "pi"}) {
-        const double* u = sim.fields().host(sim.fields().find(v));
-        into.emplace_back(u, u + p.points());
-      }
-    };
-  };
   write_file(dir / "a.par", par_text("a", 20, "no"));
-  run_par(dir / "a.par", MPI_COMM_WORLD, grab(straight));
+  run_par(dir / "a.par", MPI_COMM_WORLD, all_points_into(straight));
   write_file(dir / "b1.par", par_text("b", 12, "no")); // stops at 12: checkpoint at 10
   run_par(dir / "b1.par", MPI_COMM_WORLD);
   write_file(dir / "b2.par", par_text("b", 20, "auto"));
   run_par(dir / "b2.par", MPI_COMM_WORLD, [&](host::Simulation& sim) {
     EXPECT_EQ(sim.iteration(), 20);
-    grab(resumed)(sim);
+    all_points_into(resumed)(sim);
   });
   ASSERT_EQ(straight.size(), resumed.size());
   for (std::size_t v = 0; v < straight.size(); ++v) {
@@ -374,17 +377,8 @@ TEST(Checkpoint, DamagedNewestCheckpointFallsBackToThePreviousOne) {
                      {"IOHDF5::out_vars", quoted("WaveDemo::phi")}});
   };
   std::vector<std::vector<double>> straight, resumed;
-  auto grab = [](std::vector<std::vector<double>>& into) {
-    return [&into](host::Simulation& sim) {
-      const grid::Patch& p = sim.decomposition().patch();
-      for (const char* v : {"phi", "pi"}) {
-        const double* u = sim.fields().host(sim.fields().find(v));
-        into.emplace_back(u, u + p.points());
-      }
-    };
-  };
   write_file(dir / "a.par", par_text("a", 40, "no"));
-  run_par(dir / "a.par", MPI_COMM_WORLD, grab(straight));
+  run_par(dir / "a.par", MPI_COMM_WORLD, all_points_into(straight));
   write_file(dir / "b1.par", par_text("b", 34, "no")); // checkpoints at 20 and 30 kept
   run_par(dir / "b1.par", MPI_COMM_WORLD);
   const std::string damaged = dir / "b/checkpoints/checkpoint.chkpt.it_30.file_0.h5";
@@ -397,7 +391,7 @@ TEST(Checkpoint, DamagedNewestCheckpointFallsBackToThePreviousOne) {
     host::Simulation sim(host::load_setup(dir / "b2.par"), MPI_COMM_WORLD, log);
     sim.run();
     EXPECT_EQ(sim.iteration(), 40);
-    grab(resumed)(sim);
+    all_points_into(resumed)(sim);
   }
   ASSERT_EQ(straight.size(), resumed.size());
   for (std::size_t v = 0; v < straight.size(); ++v) EXPECT_EQ(straight[v], resumed[v]) << v;
