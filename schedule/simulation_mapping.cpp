@@ -79,9 +79,7 @@ void Simulation::verify_mappings() {
   ensure_ghosts();
   const calc::Program& program = setup_.program;
   runtime::ArraySpace& space = fields_->space();
-  const std::size_t points = std::size_t(decomposition_->patch().alloc()[0]) *
-                             std::size_t(decomposition_->patch().alloc()[1]) *
-                             std::size_t(decomposition_->patch().alloc()[2]);
+  const std::size_t points = decomposition_->patch().points();
   auto time = [&](std::size_t i, const std::vector<calc::Mapping>& list) {
     const CalcBinding& b = *bindings_[i];
     std::vector<std::pair<double*, double*>> saved; // (field, copy)

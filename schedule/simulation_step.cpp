@@ -39,6 +39,7 @@ runtime::KernelArgs Simulation::kernel_args(const CalcBinding& b) const {
   runtime::KernelArgs args;
   for (int f : b.field_index) args.fields.push_back(fields_->data(f));
   args.alloc = patch.alloc();
+  args.pitch = patch.pitch();
   args.origin = patch.spec.origin;
   for (int a = 0; a < 3; ++a) args.index_offset[a] = patch.owned.lo[a] - ghost_;
   args.spacing = patch.spec.spacing;

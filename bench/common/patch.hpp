@@ -19,30 +19,40 @@
 namespace saguaro::bench {
 
 // Allocates the arrays in `space` (appended to `arrays`; the caller releases them) and returns
-// the arguments of a launch over the n^3 interior.
+// the arguments of a launch over the n^3 interior. Rows are padded to a multiple of
+// `row_alignment` points and start so that the first interior point of every row is aligned,
+// as a run's grid lays them out (grid::GridSpec::row_alignment): `arrays` gets the allocated
+// pointers (to release), args.fields the arrays' first points. i in the fill above counts the
+// allocated box's points only, so the data do not depend on the padding.
 inline runtime::KernelArgs device_patch(const calc::Program& program, const calc::Calculation& calc,
                                         int n, runtime::ArraySpace& space,
-                                        std::vector<double*>& arrays, const PatchFill& fill = {}) {
+                                        std::vector<double*>& arrays, const PatchFill& fill = {},
+                                        int row_alignment = 8) {
   const int g = runtime::required_margin(calc).max();
   runtime::KernelArgs args;
   args.alloc = {n + 2 * g, n + 2 * g, n + 2 * g};
+  args.pitch = (args.alloc[0] + row_alignment - 1) / row_alignment * row_alignment;
+  const std::size_t offset = std::size_t((row_alignment - g % row_alignment) % row_alignment);
   args.lo = {g, g, g};
   args.hi = {g + n, g + n, g + n};
   args.spacing = {1.0 / n, 1.0 / n, 1.0 / n};
   args.parameters = patch_parameters(program, fill);
-  const std::size_t points = std::size_t(args.alloc[0]) * args.alloc[1] * args.alloc[2];
-  std::vector<double> init(points);
-  const std::size_t first = arrays.size();
+  const std::size_t points = args.array_points();
+  const std::size_t rows = std::size_t(args.alloc[1]) * std::size_t(args.alloc[2]);
+  const std::size_t row = std::size_t(args.alloc[0]), pitch = std::size_t(args.pitch);
+  std::vector<double> init(points, 0.0);
   for (std::size_t gf = 0; gf < calc.grid_functions.size(); ++gf) {
     const auto it = fill.base.find(calc.grid_functions[gf].name);
     const double base = it == fill.base.end() ? 0.0 : it->second;
-    for (std::size_t i = 0; i < points; ++i)
-      init[i] = base + fill.amplitude * std::sin(0.001 * double(i) + double(gf));
-    double* d = space.allocate(points);
-    space.from_host(d, init.data(), points);
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t x = 0; x < row; ++x)
+        init[r * pitch + x] =
+            base + fill.amplitude * std::sin(0.001 * double(r * row + x) + double(gf));
+    double* d = space.allocate(points + offset);
+    space.from_host(d + offset, init.data(), points);
     arrays.push_back(d);
+    args.fields.push_back(d + offset);
   }
-  args.fields.assign(arrays.begin() + long(first), arrays.end());
   return args;
 }
 

@@ -112,21 +112,21 @@ void write_text(const fs::path& path, const std::string& text) {
 
 // ---- arrays --------------------------------------------------------------------------------
 
-// The interior of an allocated array: `size` points per axis (x, y, z) after a ghost width g,
-// C order.
+// The interior of an allocated array (rows `pitch` points apart): `size` points per axis
+// (x, y, z) after a ghost width g, C order.
 std::vector<double> interior(const std::vector<double>& full, const std::array<int, 3>& alloc,
-                             int g, const std::array<int, 3>& size) {
+                             int pitch, int g, const std::array<int, 3>& size) {
   std::vector<double> out(std::size_t(size[0]) * size[1] * size[2]);
   std::size_t o = 0;
   for (int k = g; k < g + size[2]; ++k)
     for (int j = g; j < g + size[1]; ++j)
       for (int i = g; i < g + size[0]; ++i)
-        out[o++] = full[(std::size_t(k) * alloc[1] + std::size_t(j)) * alloc[0] + std::size_t(i)];
+        out[o++] = full[(std::size_t(k) * alloc[1] + std::size_t(j)) * pitch + std::size_t(i)];
   return out;
 }
-std::vector<double> interior(const std::vector<double>& full, const std::array<int, 3>& alloc,
+std::vector<double> interior(const std::vector<double>& full, const runtime::KernelArgs& args,
                              int g, int n) {
-  return interior(full, alloc, g, {n, n, n});
+  return interior(full, args.alloc, args.row_pitch(), g, {n, n, n});
 }
 
 std::vector<double> download(runtime::ArraySpace& space, const double* array, std::size_t points) {
@@ -245,14 +245,13 @@ struct Patch {
 
 // The reference's outputs, checked: the worst relative error, and "ok" or "wrong".
 json check(const Reference& ref, Patch& patch, int n, int g) {
-  const std::size_t points =
-      std::size_t(patch.args.alloc[0]) * patch.args.alloc[1] * patch.args.alloc[2];
+  const std::size_t points = patch.args.array_points();
   double worst = 0;
   json per_output = json::object();
   for (std::size_t o = 0; o < ref.outputs.size(); ++o) {
     const std::vector<double> got =
-        interior(download(*patch.space, patch.arrays[std::size_t(ref.output_gf[o])], points),
-                 patch.args.alloc, g, n);
+        interior(download(*patch.space, patch.args.fields[std::size_t(ref.output_gf[o])], points),
+                 patch.args, g, n);
     const double e = relative_error(got, ref.values[o]);
     per_output[ref.outputs[o]] = e;
     worst = std::max(worst, e);
@@ -381,7 +380,7 @@ json run_naive(Context& ctx, runtime::cuda::KernelModule& module, const bench::B
       {"system", "naive-cuda"}, {"kind", "rhs"}, {"mapping", "one thread per point, block 32x8x1"}};
   runtime::ArraySpace& space = runtime::cuda::device_space();
   Patch patch(lb.program, calc, n, space, b.fill);
-  int ax = patch.args.alloc[0], ay = patch.args.alloc[1];
+  int ax = patch.args.row_pitch(), ay = patch.args.alloc[1]; // the kernels' strides
   int nn = n, gg = g;
   const auto& h = patch.args.spacing;
   double ih[3] = {1 / h[0], 1 / h[1], 1 / h[2]};
@@ -389,7 +388,7 @@ json run_naive(Context& ctx, runtime::cuda::KernelModule& module, const bench::B
   auto gf = [&](const std::string& v) -> double*& {
     const int i = calc.find_grid_function(v);
     if (i < 0) throw std::runtime_error("naive: no grid function " + v + " in " + calc.name);
-    return patch.arrays[std::size_t(i)];
+    return patch.args.fields[std::size_t(i)];
   };
   std::vector<void*> params;
   if (name == "wave2" || name == "wave8")
@@ -543,8 +542,8 @@ StepRun run_steps(const Options& opt, const bench::Benchmark& b, const std::stri
     const int f = sim.fields().find(v);
     if (f < 0) throw std::runtime_error("whole step: no grid function " + v);
     const double* h = sim.fields().host(f);
-    std::vector<double> in =
-        interior(std::vector<double>(h, h + patch.points()), alloc, patch.ghost(), r.points);
+    std::vector<double> in = interior(std::vector<double>(h, h + patch.points()), alloc,
+                                      patch.pitch(), patch.ghost(), r.points);
     r.state.push_back(std::move(in));
   }
   return r;
@@ -772,8 +771,7 @@ int run(Context& ctx) {
       auto compiled = cpu->compile(lb.program);
       Patch patch(lb.program, calc, n, cpu->space(), b.fill);
       compiled[lb.rhs]->run(patch.args);
-      const std::size_t points =
-          std::size_t(patch.args.alloc[0]) * patch.args.alloc[1] * patch.args.alloc[2];
+      const std::size_t points = patch.args.array_points();
       json names = json::array(), inputs = json::array(), outputs = json::array(),
            files = json::object();
       for (const calc::GridFunctionRef& f : calc.grid_functions) names.push_back(f.name);
@@ -784,8 +782,8 @@ int run(Context& ctx) {
         outputs.push_back(name);
         ref.outputs.push_back(name);
         ref.output_gf.push_back(f);
-        ref.values.push_back(interior(download(cpu->space(), patch.arrays[std::size_t(f)], points),
-                                      patch.args.alloc, g, n));
+        ref.values.push_back(interior(
+            download(cpu->space(), patch.args.fields[std::size_t(f)], points), patch.args, g, n));
         const std::string file = b.name + "-" + name + ".npy";
         write_npy(fs::path(opt.data) / file, ref.values.back(), {n, n, n});
         files[name] = file;

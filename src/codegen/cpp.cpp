@@ -150,8 +150,8 @@ public:
       << plans.size() << (plans.size() == 1 ? " kernel, " : " kernels, ") << c.node_count
       << " DAG nodes, " << c.flops.total() << " flops per point.\n";
     o << "extern \"C\" void " << function_name << "(const saguaro_cpu_args* args) {\n";
-    o << "  const std::ptrdiff_t sj = args->alloc[0];\n";
-    o << "  const std::ptrdiff_t sk = std::ptrdiff_t(args->alloc[0]) * args->alloc[1];\n";
+    o << "  const std::ptrdiff_t sj = args->pitch;\n";
+    o << "  const std::ptrdiff_t sk = std::ptrdiff_t(args->pitch) * args->alloc[1];\n";
     o << "  (void)sj;\n  (void)sk;\n";
     o << "#pragma omp parallel\n  {\n";
     // Grid function and scratch array base pointers.

@@ -29,6 +29,7 @@
 // (`struct saguaro_cpu_args`) cannot drift apart.
 //   fields      per Calculation::grid_functions index, the array's first allocated point
 //   alloc       allocated points per axis; arrays are C order [z][y][x], x fastest
+//   pitch       points between consecutive rows (>= alloc[0]; the y stride)
 //   lo, hi      the region of the calculation's outputs (last stage), local indices, [lo, hi);
 //               stage s covers [lo - extent_lo, hi + extent_hi)
 //   origin      the grid's origin; the coordinate of local index i is
@@ -39,11 +40,12 @@
 //   time        simulation time
 //   parameters  calc::Program::parameters order, every one as a double
 //   temporaries per calc::temporary_arrays(mapping) entry, a scratch array of
-//               alloc[0] * alloc[1] * alloc[2] doubles laid out as the fields (none under the
+//               pitch * alloc[1] * alloc[2] doubles laid out as the fields (none under the
 //               default mapping)
 #define SAGUARO_CPU_ARGS_FIELDS                                                                    \
   double* const* fields;                                                                           \
   int alloc[3];                                                                                    \
+  int pitch;                                                                                       \
   int lo[3];                                                                                       \
   int hi[3];                                                                                       \
   double origin[3];                                                                                \

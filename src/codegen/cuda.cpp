@@ -260,7 +260,7 @@ void KernelPrinter::print_prologue(std::ostringstream& o, const std::string& uni
   o << "  const int x_end = " << bound("hi", 0, hi[0]) << ";\n";
   o << "  const int " << F << "_end = " << bound("hi", f_, hi[std::size_t(f_)]) << ";\n";
   o << "  const int " << E << "_end = " << bound("hi", e_, hi[std::size_t(e_)]) << ";\n";
-  o << "  const long long sy = g.alloc[0];\n";
+  o << "  const long long sy = g.pitch;\n";
   o << "  const long long sz = sy * g.alloc[1];\n";
   o << "  const long long s_e = s" << E << ", s_f = s" << F << "; // strides along e = " << E
     << " and f = " << F << "\n";

@@ -24,12 +24,14 @@
 
 // The geometry every kernel gets (the same struct is emitted into generated code):
 //   alloc         allocated points per axis
+//   pitch         points between consecutive rows (>= alloc[0]; the y stride)
 //   lo, hi        the region of the calculation's outputs, local indices [lo, hi); a kernel
 //                 of stage s covers [lo - extent_lo, hi + extent_hi) of that stage
 //   origin, index_offset, spacing: coordinate of local index i = origin + (i + index_offset) *
 //   spacing time          simulation time
 #define SAGUARO_CUDA_GEOMETRY_FIELDS                                                               \
   int alloc[3];                                                                                    \
+  int pitch;                                                                                       \
   int lo[3];                                                                                       \
   int hi[3];                                                                                       \
   int index_offset[3];                                                                             \

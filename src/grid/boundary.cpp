@@ -21,6 +21,7 @@ runtime::OuterFaces outer_faces(const Patch& patch) {
   runtime::OuterFaces f{};
   const Index3 alloc = patch.alloc();
   f.ghost = patch.ghost();
+  f.pitch = patch.pitch();
   for (int a = 0; a < 3; ++a) {
     f.alloc[a] = alloc[a];
     f.outer[a][0] = patch.outer[a][0];

@@ -48,9 +48,19 @@ Index3 Patch::alloc() const {
   return {n[0] + 2 * g, n[1] + 2 * g, n[2] + 2 * g};
 }
 
+int Patch::pitch() const {
+  const int n = alloc()[0], m = std::max(1, spec.row_alignment);
+  return (n + m - 1) / m * m;
+}
+
+int Patch::row_offset() const {
+  const int m = std::max(1, spec.row_alignment);
+  return (m - ghost() % m) % m;
+}
+
 std::size_t Patch::points() const {
   const Index3 n = alloc();
-  return static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]) *
+  return static_cast<std::size_t>(pitch()) * static_cast<std::size_t>(n[1]) *
          static_cast<std::size_t>(n[2]);
 }
 
@@ -60,7 +70,7 @@ std::size_t Patch::linear(int i, int j, int k) const {
   const auto di = static_cast<std::size_t>(i - (owned.lo[0] - g));
   const auto dj = static_cast<std::size_t>(j - (owned.lo[1] - g));
   const auto dk = static_cast<std::size_t>(k - (owned.lo[2] - g));
-  return (dk * static_cast<std::size_t>(n[1]) + dj) * static_cast<std::size_t>(n[0]) + di;
+  return (dk * static_cast<std::size_t>(n[1]) + dj) * static_cast<std::size_t>(pitch()) + di;
 }
 
 Box Patch::allocated() const {
@@ -279,6 +289,7 @@ namespace {
 runtime::ArrayBox local_box(const Patch& p, const Box& box) {
   runtime::ArrayBox b;
   b.alloc = p.alloc();
+  b.pitch = p.pitch();
   for (int a = 0; a < 3; ++a) {
     const int base = p.owned.lo[a] - p.ghost();
     b.lo[a] = box.lo[a] - base;
@@ -524,7 +535,7 @@ void Decomposition::begin_sync(const std::vector<double*>& fields, runtime::Arra
   for (int a = 0; a < 3; ++a)
     wrap[a] = neighbour_[a][0] == patch_.rank && neighbour_[a][1] == patch_.rank;
   if (wrap[0] || wrap[1] || wrap[2])
-    space.wrap_ghosts(fields, patch_.alloc(), patch_.ghost(), wrap);
+    space.wrap_ghosts(fields, patch_.alloc(), patch_.pitch(), patch_.ghost(), wrap);
   for (int a = 0; a < 3; ++a)
     if (remote_[a][0] || remote_[a][1]) pending_.axes.push_back(a);
   if (pending_.axes.empty()) return;

@@ -34,6 +34,14 @@ struct GridSpec {
   Real3 spacing{1, 1, 1};
   std::array<bool, 3> periodic{false, false, false};
   int ghost = 1; // ghost width on every face
+  // The arrays' rows are aligned to this many points (1: unpadded, dense): the row pitch is
+  // alloc[0] rounded up to a multiple of it, and every array starts row_offset() points past
+  // an aligned address, so that the first owned point of every row starts an aligned
+  // segment. 8 doubles = 64 bytes, a CPU cache line and two GPU sectors: rows of 258 doubles
+  // (256^3, ghost 1) with the owned points 8 bytes into a sector ran the B1 stencil at 2.26
+  // TB/s on an H100, aligned ones at 2.76-2.80 (triad 2.83; bench/results/
+  // 2026-11-24-row-pitch-H100.md).
+  int row_alignment = 8;
 };
 
 // A box of global point indices, [lo, hi) per axis.
@@ -52,9 +60,14 @@ struct Patch {
   int rank = 0, ranks = 1;
 
   int ghost() const { return spec.ghost; }
-  Index3 size() const;        // owned points per axis
-  Index3 alloc() const;       // allocated points per axis: size + 2*ghost
-  std::size_t points() const; // alloc()[0]*alloc()[1]*alloc()[2]
+  Index3 size() const;  // owned points per axis
+  Index3 alloc() const; // allocated points per axis: size + 2*ghost
+  int pitch() const;    // points between rows: alloc()[0] rounded up to row_alignment
+  // Points between an aligned address and an array's first point (its lower x ghost), so
+  // that the first owned point of every row is aligned: arrays are allocated points() +
+  // row_offset() long and used from that offset on (GridFunctions does so).
+  int row_offset() const;
+  std::size_t points() const; // pitch()*alloc()[1]*alloc()[2]: an array's length
   // Array offset of global point (i,j,k); it must lie in the allocated box.
   std::size_t linear(int i, int j, int k) const;
   Box allocated() const; // owned grown by ghost on every face

@@ -7,7 +7,7 @@
 namespace saguaro::grid {
 
 GridFunctions::~GridFunctions() {
-  for (double* d : data_) space_->release(d);
+  for (double* d : data_) space_->release(d - patch_.row_offset());
 }
 
 int GridFunctions::add(const std::string& name) {
@@ -15,7 +15,9 @@ int GridFunctions::add(const std::string& name) {
   data_.reserve(data_.size() + 1); // so that push_back cannot throw after the allocation
   mirror_.reserve(mirror_.size() + 1);
   names_.reserve(names_.size() + 1);
-  double* array = space_->allocate(patch_.points());
+  // From row_offset() on, so that every row's first owned point is aligned (Patch::pitch).
+  double* array =
+      space_->allocate(patch_.points() + std::size_t(patch_.row_offset())) + patch_.row_offset();
   data_.push_back(array);
   mirror_.emplace_back();
   names_.push_back(name);
@@ -51,6 +53,7 @@ Norms reduce_norms(const Decomposition& decomposition, const double* field,
   const Patch& p = decomposition.patch();
   runtime::ArrayBox own;
   own.alloc = p.alloc();
+  own.pitch = p.pitch();
   for (int a = 0; a < 3; ++a) {
     own.lo[a] = p.ghost();
     own.hi[a] = p.ghost() + p.size()[a];

@@ -133,9 +133,12 @@ void write_dataset(const File& file, const grid::Patch& patch, const std::string
   Id dataset = checked(H5Dcreate2(file.id, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT,
                                   H5P_DEFAULT, H5P_DEFAULT),
                        H5Dclose, file.path, "H5Dcreate2(" + name + ")");
-  if (dims[0] * dims[1] * dims[2] > 0)
-    checked(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, field), file.path,
+  if (dims[0] * dims[1] * dims[2] > 0) {
+    // The array's rows are patch.pitch() points apart: the memory space says so.
+    Id memory = array_selection(file, patch, box);
+    checked(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, memory, H5S_ALL, H5P_DEFAULT, field), file.path,
             "H5Dwrite(" + name + ")");
+  }
 
   const int ghost = patch.ghost();
   int iorigin[3], nghost[3], bbox[6], ioffset[3] = {0, 0, 0}, ioffsetdenom[3] = {1, 1, 1};

@@ -184,10 +184,13 @@ grid::Index3 extent(const grid::Box& box) {
           std::max(0, box.hi[2] - box.lo[2])};
 }
 
-// The memory dataspace of a patch array (its allocated box) with `part` selected.
+// The memory dataspace of a patch array (its allocated box, rows patch.pitch() points apart)
+// with `part` selected.
 Id array_selection(const File& file, const grid::Patch& patch, const grid::Box& part) {
   const grid::Box allocated = patch.allocated();
-  const auto dims = zyx(extent(allocated));
+  grid::Index3 memory = extent(allocated);
+  memory[0] = patch.pitch();
+  const auto dims = zyx(memory);
   Id space = simple_space(file, 3, dims.data());
   const auto start = zyx(
       {part.lo[0] - allocated.lo[0], part.lo[1] - allocated.lo[1], part.lo[2] - allocated.lo[2]});

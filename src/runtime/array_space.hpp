@@ -4,8 +4,10 @@
 // CUDA backend keeps them on the GPU for the whole run and runs these operations as kernels,
 // so only output, norms and ghost messages ever cross to the host.
 //
-// Arrays are a patch's: C order [z][y][x], x fastest, `alloc` points per axis. A pointer an
-// ArraySpace returns is only meaningful to that space (on the GPU: a device address).
+// Arrays are a patch's: C order [z][y][x], x fastest, `alloc` points per axis, rows `pitch`
+// points apart (pitch >= alloc[0]: rows padded to whole cache sectors, see grid::Patch::pitch).
+// A pointer an ArraySpace returns is only meaningful to that space (on the GPU: a device
+// address).
 #pragma once
 
 #include "runtime/boundary_point.hpp"
@@ -23,7 +25,9 @@ namespace saguaro::runtime {
 struct ArrayBox {
   std::array<int, 3> alloc{0, 0, 0};
   std::array<int, 3> lo{0, 0, 0}, hi{0, 0, 0};
+  int pitch = 0; // points between consecutive rows; 0: alloc[0] (unpadded)
   std::size_t volume() const;
+  int row_pitch() const { return pitch > 0 ? pitch : alloc[0]; }
 };
 
 // One rank's part of a reduction; the caller combines ranks (grid::reduce_norms).
@@ -120,8 +124,9 @@ public:
   // of a wrapped axis's ends takes the value of the point whose coordinates along the wrapped
   // axes are wrapped into the owned range (i -> ghost + (i - ghost) mod (alloc - 2 ghost)).
   // The same values as copying the faces axis after axis, each over the others' ghosts.
+  // `pitch`: the arrays' row pitch (0: alloc[0]).
   virtual void wrap_ghosts(const std::vector<double*>& fields, const std::array<int, 3>& alloc,
-                           int ghost, const std::array<bool, 3>& wrap) = 0;
+                           int pitch, int ghost, const std::array<bool, 3>& wrap) = 0;
 
   // min, max, max |u|, sum |u|, sum u^2 over the box.
   virtual BoxSums reduce(const double* field, const ArrayBox& box) = 0;
@@ -140,7 +145,7 @@ private:
 
 // The ghost points wrap_ghosts writes, as boxes: per wrapped axis its two ghost slabs over the
 // whole allocated extent of the other axes (boxes of different axes overlap at edges).
-std::vector<ArrayBox> wrapped_ghost_boxes(const std::array<int, 3>& alloc, int ghost,
+std::vector<ArrayBox> wrapped_ghost_boxes(const std::array<int, 3>& alloc, int pitch, int ghost,
                                           const std::array<bool, 3>& wrap);
 
 // The host memory space (OpenMP loops); one object for the process.

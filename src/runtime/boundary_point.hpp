@@ -21,6 +21,7 @@ namespace saguaro::runtime {
 // to CUDA kernels by value).
 struct OuterFaces {
   int alloc[3];        // allocated points per axis
+  int pitch;           // points between consecutive rows (>= alloc[0]); 0: alloc[0]
   int ghost;           // ghost width
   bool outer[3][2];    // [axis][lower=0/upper=1]: is this face an outer boundary?
   double origin[3];    // the grid's origin
@@ -42,7 +43,7 @@ SAGUARO_HOST_DEVICE inline bool in_outer_layer(const OuterFaces& f, int i, int j
 }
 
 SAGUARO_HOST_DEVICE inline long long linear(const OuterFaces& f, int i, int j, int k) {
-  return (static_cast<long long>(k) * f.alloc[1] + j) * f.alloc[0] + i;
+  return (static_cast<long long>(k) * f.alloc[1] + j) * (f.pitch > 0 ? f.pitch : f.alloc[0]) + i;
 }
 
 // Flat: the point whose value an outer point takes: every outer coordinate moved to the

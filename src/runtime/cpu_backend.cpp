@@ -66,10 +66,11 @@ public:
 
   void run(const KernelArgs& args) const override {
     if (!detail::check_args(shape_, args)) return;
-    ensure_temporaries(args.alloc); // outside the timing: it allocates only when alloc changes
+    ensure_temporaries(args.array_points()); // outside the timing: allocates only on a change
     const auto start = std::chrono::steady_clock::now();
     codegen::CpuArgs a{};
     a.fields = args.fields.data();
+    a.pitch = args.row_pitch();
     for (int d = 0; d < 3; ++d) {
       a.alloc[d] = args.alloc[d];
       a.lo[d] = args.lo[d];
@@ -94,10 +95,8 @@ public:
 
 private:
   // Scratch arrays of the patch's size, made again when it changes.
-  void ensure_temporaries(const std::array<int, 3>& alloc) const {
+  void ensure_temporaries(std::size_t volume) const {
     if (temporaries_.empty()) return;
-    const std::size_t volume =
-        std::size_t(alloc[0]) * std::size_t(alloc[1]) * std::size_t(alloc[2]);
     if (volume == temporaries_volume_ && temporaries_.front() != nullptr) return;
     for (double*& t : temporaries_) {
       host_space().release(t);

@@ -61,6 +61,7 @@ codegen::CudaGeometry geometry_of(const KernelArgs& args) {
     g.origin[a] = args.origin[a];
     g.spacing[a] = args.spacing[a];
   }
+  g.pitch = args.row_pitch();
   g.time = args.time;
   return g;
 }

@@ -27,7 +27,7 @@ std::size_t ArrayBox::volume() const {
 
 // The base class's exchange and timing defaults: one queue, everything synchronous.
 
-std::vector<ArrayBox> wrapped_ghost_boxes(const std::array<int, 3>& alloc, int ghost,
+std::vector<ArrayBox> wrapped_ghost_boxes(const std::array<int, 3>& alloc, int pitch, int ghost,
                                           const std::array<bool, 3>& wrap) {
   std::vector<ArrayBox> boxes;
   if (ghost <= 0) return boxes;
@@ -36,6 +36,7 @@ std::vector<ArrayBox> wrapped_ghost_boxes(const std::array<int, 3>& alloc, int g
     for (int s = 0; s < 2; ++s) {
       ArrayBox b;
       b.alloc = alloc;
+      b.pitch = pitch;
       b.hi = alloc;
       b.lo[a] = s == 0 ? 0 : alloc[a] - ghost;
       b.hi[a] = s == 0 ? ghost : alloc[a];
@@ -152,10 +153,10 @@ constexpr auto kCombineLoops = combine_loops(std::make_index_sequence<ArraySpace
 // ---------------------------------------------------------------------------------------------
 // Boxes and outer face slabs
 
-std::size_t offset(const std::array<int, 3>& alloc, int i, int j, int k) {
-  return (static_cast<std::size_t>(k) * static_cast<std::size_t>(alloc[1]) +
+std::size_t offset(const ArrayBox& box, int i, int j, int k) {
+  return (static_cast<std::size_t>(k) * static_cast<std::size_t>(box.alloc[1]) +
           static_cast<std::size_t>(j)) *
-             static_cast<std::size_t>(alloc[0]) +
+             static_cast<std::size_t>(box.row_pitch()) +
          static_cast<std::size_t>(i);
 }
 
@@ -234,7 +235,7 @@ public:
     for (const double* f : fields)
       for (int k = box.lo[2]; k < box.hi[2]; ++k)
         for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-          std::memcpy(buf, f + offset(box.alloc, box.lo[0], j, k), sizeof(double) * row);
+          std::memcpy(buf, f + offset(box, box.lo[0], j, k), sizeof(double) * row);
           buf += row;
         }
   }
@@ -246,13 +247,13 @@ public:
     for (double* f : fields)
       for (int k = box.lo[2]; k < box.hi[2]; ++k)
         for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-          std::memcpy(f + offset(box.alloc, box.lo[0], j, k), buf, sizeof(double) * row);
+          std::memcpy(f + offset(box, box.lo[0], j, k), buf, sizeof(double) * row);
           buf += row;
         }
   }
 
-  void wrap_ghosts(const std::vector<double*>& fields, const std::array<int, 3>& alloc, int ghost,
-                   const std::array<bool, 3>& wrap) override {
+  void wrap_ghosts(const std::vector<double*>& fields, const std::array<int, 3>& alloc, int pitch,
+                   int ghost, const std::array<bool, 3>& wrap) override {
     const std::array<int, 3> n{alloc[0] - 2 * ghost, alloc[1] - 2 * ghost, alloc[2] - 2 * ghost};
     for (int a = 0; a < 3; ++a)
       if (wrap[a] && n[a] < ghost)
@@ -261,15 +262,15 @@ public:
     auto wrapped = [&](int a, int i) {
       return !wrap[a] ? i : i < ghost ? i + n[a] : i >= ghost + n[a] ? i - n[a] : i;
     };
-    for (const ArrayBox& box : wrapped_ghost_boxes(alloc, ghost, wrap))
+    for (const ArrayBox& box : wrapped_ghost_boxes(alloc, pitch, ghost, wrap))
       for (double* f : fields) {
         const long rows = long(box.hi[2] - box.lo[2]) * (box.hi[1] - box.lo[1]);
 #pragma omp parallel for schedule(static) if (rows * (box.hi[0] - box.lo[0]) > 32768)
         for (long r = 0; r < rows; ++r) {
           const int j = box.lo[1] + int(r % (box.hi[1] - box.lo[1]));
           const int k = box.lo[2] + int(r / (box.hi[1] - box.lo[1]));
-          double* to = f + offset(alloc, 0, j, k);
-          const double* from = f + offset(alloc, 0, wrapped(1, j), wrapped(2, k));
+          double* to = f + offset(box, 0, j, k);
+          const double* from = f + offset(box, 0, wrapped(1, j), wrapped(2, k));
           if (!wrap[0] || (box.lo[0] >= ghost && box.hi[0] <= ghost + n[0])) {
             std::memcpy(to + box.lo[0], from + box.lo[0],
                         sizeof(double) * std::size_t(box.hi[0] - box.lo[0]));
@@ -290,7 +291,7 @@ public:
     if (box.volume() > 0)
       for (int k = box.lo[2]; k < box.hi[2]; ++k)
         for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-          const double* row = field + offset(box.alloc, box.lo[0], j, k);
+          const double* row = field + offset(box, box.lo[0], j, k);
           for (Index i = 0; i < n; ++i) {
             const double v = row[i];
             mn = std::min(mn, v);

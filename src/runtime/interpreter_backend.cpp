@@ -23,7 +23,7 @@ public:
 
   void run(const KernelArgs& args) const override {
     if (!detail::check_args(shape_, args)) return;
-    const std::ptrdiff_t nx = args.alloc[0], ny = args.alloc[1];
+    const std::ptrdiff_t nx = args.row_pitch(), ny = args.alloc[1];
     auto linear = [nx, ny](int i, int j, int k) { return (std::ptrdiff_t(k) * ny + j) * nx + i; };
     for (std::size_t s = 0; s < calc_.stages.size(); ++s) {
       const calc::Stage& stage = calc_.stages[s];

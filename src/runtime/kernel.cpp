@@ -45,6 +45,9 @@ bool check_args(const CallShape& shape, const KernelArgs& args) {
                                 " needed");
   for (int a = 0; a < 3; ++a)
     if (args.alloc[a] < 0) throw std::invalid_argument(what + "negative allocation size");
+  if (args.pitch != 0 && args.pitch < args.alloc[0])
+    throw std::invalid_argument(what + "row pitch " + std::to_string(args.pitch) + " below the " +
+                                std::to_string(args.alloc[0]) + " allocated points along x");
   bool empty = false;
   for (int a = 0; a < 3; ++a) empty = empty || args.hi[a] <= args.lo[a];
   if (empty) return false;

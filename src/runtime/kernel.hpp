@@ -23,6 +23,7 @@ namespace saguaro::runtime {
 struct KernelArgs {
   std::vector<double*> fields; // per Calculation::grid_functions index
   std::array<int, 3> alloc{0, 0, 0};
+  int pitch = 0; // points between consecutive rows (grid::Patch::pitch); 0: alloc[0]
   // The region where the calculation's outputs (its last stage) are computed, local
   // indices, [lo, hi). Earlier stages cover it grown by their Stage::extent_lo/hi.
   std::array<int, 3> lo{0, 0, 0}, hi{0, 0, 0};
@@ -37,6 +38,12 @@ struct KernelArgs {
   // What part of the calculation's region this launch is, for the timings: "" the whole,
   // "interior" or "boundary shell" when the host splits it around a ghost exchange.
   std::string region;
+
+  int row_pitch() const { return pitch > 0 ? pitch : alloc[0]; }
+  // Points of an array of this shape: row_pitch() * alloc[1] * alloc[2].
+  std::size_t array_points() const {
+    return std::size_t(row_pitch()) * std::size_t(alloc[1]) * std::size_t(alloc[2]);
+  }
 };
 
 class CompiledCalculation {

@@ -29,7 +29,7 @@ public:
   double* allocate(std::size_t n) override {
     ++calls["allocate"];
     double* p = host().allocate(n);
-    live.insert(p);
+    live[p] = n;
     return p;
   }
   void release(double* array) override {
@@ -64,11 +64,11 @@ public:
     for (const double* f : fields) owned(f);
     host().unpack(fields, box, buffer);
   }
-  void wrap_ghosts(const std::vector<double*>& fields, const std::array<int, 3>& alloc, int ghost,
-                   const std::array<bool, 3>& wrap) override {
+  void wrap_ghosts(const std::vector<double*>& fields, const std::array<int, 3>& alloc, int pitch,
+                   int ghost, const std::array<bool, 3>& wrap) override {
     ++calls["wrap_ghosts"];
     for (const double* f : fields) owned(f);
-    host().wrap_ghosts(fields, alloc, ghost, wrap);
+    host().wrap_ghosts(fields, alloc, pitch, ghost, wrap);
   }
   BoxSums reduce(const double* field, const ArrayBox& box) override {
     ++calls["reduce"];
@@ -94,12 +94,15 @@ public:
   }
 
   std::map<std::string, int> calls;
-  std::set<const double*> live;
+  std::map<const double*, std::size_t> live; // allocated arrays and their lengths
 
 private:
   static ArraySpace& host() { return saguaro::runtime::host_space(); }
+  // p lies in one of this space's arrays (grid functions start row_offset() points in).
   void owned(const double* p) const {
-    EXPECT_TRUE(live.count(p) == 1) << "an array of another space";
+    auto it = live.upper_bound(p);
+    const bool inside = it != live.begin() && (--it, p >= it->first && p < it->first + it->second);
+    EXPECT_TRUE(inside) << "an array of another space";
   }
 };
 

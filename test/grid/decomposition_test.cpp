@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 #include <stdexcept>
 
@@ -133,22 +134,47 @@ TEST(GridDecomposition, PatchGeometry) {
     EXPECT_EQ(n[a], p.owned.hi[a] - p.owned.lo[a]);
     EXPECT_EQ(m[a], n[a] + 4);
   }
-  EXPECT_EQ(p.points(), static_cast<std::size_t>(m[0]) * m[1] * m[2]);
+  // Rows padded to the next multiple of row_alignment (8 by default) points.
+  ASSERT_EQ(spec.row_alignment, 8);
+  EXPECT_EQ(p.pitch(), (m[0] + 7) / 8 * 8);
+  EXPECT_GE(p.pitch(), m[0]);
+  const std::size_t pitch = static_cast<std::size_t>(p.pitch());
+  EXPECT_EQ(p.points(), pitch * m[1] * m[2]);
   const Box all = p.allocated();
-  EXPECT_EQ(static_cast<std::size_t>(all.volume()), p.points());
   EXPECT_EQ(p.linear(all.lo[0], all.lo[1], all.lo[2]), 0u);
-  EXPECT_EQ(p.linear(all.hi[0] - 1, all.hi[1] - 1, all.hi[2] - 1), p.points() - 1);
+  EXPECT_EQ(p.linear(all.hi[0] - 1, all.hi[1] - 1, all.hi[2] - 1),
+            p.points() - 1 - (pitch - static_cast<std::size_t>(m[0])));
   const std::size_t base = p.linear(p.owned.lo[0], p.owned.lo[1], p.owned.lo[2]);
   EXPECT_EQ(p.linear(p.owned.lo[0] + 1, p.owned.lo[1], p.owned.lo[2]), base + 1);
-  EXPECT_EQ(p.linear(p.owned.lo[0], p.owned.lo[1] + 1, p.owned.lo[2]), base + m[0]);
-  EXPECT_EQ(p.linear(p.owned.lo[0], p.owned.lo[1], p.owned.lo[2] + 1),
-            base + static_cast<std::size_t>(m[0]) * m[1]);
-  // linear() enumerates the allocated box in x-fastest order
-  std::size_t expected = 0;
+  EXPECT_EQ(p.linear(p.owned.lo[0], p.owned.lo[1] + 1, p.owned.lo[2]), base + pitch);
+  EXPECT_EQ(p.linear(p.owned.lo[0], p.owned.lo[1], p.owned.lo[2] + 1), base + pitch * m[1]);
+  // linear() enumerates the allocated box in x-fastest order, rows `pitch` apart
   bool in_order = true;
-  for_box(all,
-          [&](int i, int j, int k) { in_order = in_order && p.linear(i, j, k) == expected++; });
+  for_box(all, [&](int i, int j, int k) {
+    const std::size_t row = static_cast<std::size_t>(k - all.lo[2]) * m[1] + (j - all.lo[1]);
+    in_order =
+        in_order && p.linear(i, j, k) == row * pitch + static_cast<std::size_t>(i - all.lo[0]);
+  });
   EXPECT_TRUE(in_order);
+  // Every array starts row_offset() points past an aligned address, so that the first owned
+  // point of every row is aligned: in GridFunctions' host arrays at a 64-byte address.
+  EXPECT_EQ((p.row_offset() + p.ghost()) % 8, 0);
+  EXPECT_LT(p.row_offset(), 8);
+  GridFunctions gf(p);
+  const int u = gf.add("u");
+  for (int k = p.owned.lo[2]; k < p.owned.hi[2]; ++k)
+    for (int j = p.owned.lo[1]; j < p.owned.hi[1]; ++j) {
+      const auto address =
+          reinterpret_cast<std::uintptr_t>(gf.data(u) + p.linear(p.owned.lo[0], j, k));
+      EXPECT_EQ(address % 64, 0u) << "row j=" << j << " k=" << k;
+    }
+  // Unpadded (row_alignment 1): the allocated box is the array, dense.
+  GridSpec dense = spec;
+  dense.row_alignment = 1;
+  Decomposition dd(dense, MPI_COMM_WORLD);
+  EXPECT_EQ(dd.patch().pitch(), m[0]);
+  EXPECT_EQ(dd.patch().points(), static_cast<std::size_t>(all.volume()));
+  EXPECT_EQ(dd.patch().row_offset(), 0);
   const Real3 x0 = p.array_origin();
   for (int a = 0; a < 3; ++a) {
     EXPECT_DOUBLE_EQ(x0[a], spec.origin[a] + (p.owned.lo[a] - 2) * spec.spacing[a]);

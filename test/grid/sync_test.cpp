@@ -159,7 +159,9 @@ TEST(GridSync, NoGhosts) {
   const GridSpec spec = make_spec({13, 7, 5}, {true, true, true}, 0);
   Decomposition d(spec, MPI_COMM_WORLD);
   const Patch& p = d.patch();
-  EXPECT_EQ(static_cast<long long>(p.points()), p.owned.volume());
+  EXPECT_EQ(p.alloc(), p.size());
+  EXPECT_EQ(static_cast<long long>(p.points()),
+            static_cast<long long>(p.pitch()) * p.size()[1] * p.size()[2]);
   Fields f(p, 1);
   fill(p, f, p.owned);
   d.sync(f.pointers);

@@ -649,7 +649,8 @@ TEST_F(CudaSpace, PackAndUnpackMatchTheHostBitForBit) {
 // (two launches of the field table).
 TEST_F(CudaSpace, WrappedGhostsMatchTheHostBitForBit) {
   const Alloc alloc = {13, 11, 9};
-  const std::size_t n = points(alloc);
+  const int pitch = 16; // rows padded as grid::Patch pads them
+  const std::size_t n = std::size_t(pitch) * alloc[1] * alloc[2];
   for (int mask = 1; mask < 8; ++mask) {
     const std::array<bool, 3> wrap{(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0};
     SCOPED_TRACE("wrap mask " + std::to_string(mask));
@@ -664,8 +665,8 @@ TEST_F(CudaSpace, WrappedGhostsMatchTheHostBitForBit) {
       hp.push_back(h[std::size_t(f)].data());
       dp.push_back(d[std::size_t(f)]->get());
     }
-    host().wrap_ghosts(hp, alloc, 2, wrap);
-    gpu().wrap_ghosts(dp, alloc, 2, wrap);
+    host().wrap_ghosts(hp, alloc, pitch, 2, wrap);
+    gpu().wrap_ghosts(dp, alloc, pitch, 2, wrap);
     for (int f = 0; f < 35; ++f)
       EXPECT_TRUE(same_bits(h[std::size_t(f)], d[std::size_t(f)]->host()));
   }

@@ -338,7 +338,7 @@ public:
             double*) override {}
   void unpack(const std::vector<double*>&, const saguaro::runtime::ArrayBox&,
               const double*) override {}
-  void wrap_ghosts(const std::vector<double*>&, const std::array<int, 3>&, int,
+  void wrap_ghosts(const std::vector<double*>&, const std::array<int, 3>&, int, int,
                    const std::array<bool, 3>&) override {}
   saguaro::runtime::BoxSums reduce(const double*, const saguaro::runtime::ArrayBox&) override {
     return {};

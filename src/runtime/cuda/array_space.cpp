@@ -27,6 +27,7 @@ struct SupportBox {
   int alloc[3];
   int lo[3];
   int hi[3];
+  int pitch;
 };
 struct SupportFieldTable {
   double* p[kPackFields];
@@ -67,6 +68,7 @@ SupportBox support_box(const ArrayBox& box) {
     b.lo[a] = box.lo[a];
     b.hi[a] = box.hi[a];
   }
+  b.pitch = box.row_pitch();
   return b;
 }
 
@@ -124,13 +126,16 @@ CudaArraySpace::CudaArraySpace() : driver_(Driver::get()) {
   CUdeviceptr out = staging(sizeof(int) * 8);
   void* params[] = {&out};
   launch(layout_, 1, 1, params);
-  int layout[5] = {};
+  int layout[6] = {};
   SAGUARO_CU(d, cuMemcpyDtoHAsync(layout, out, sizeof layout, d.stream()));
   SAGUARO_CU(d, cuStreamSynchronize(d.stream()));
-  const int host_layout[5] = {
-      int(sizeof(OuterFaces)), int(offsetof(OuterFaces, outer)), int(offsetof(OuterFaces, origin)),
-      int(offsetof(OuterFaces, index_offset)), int(offsetof(OuterFaces, spacing))};
-  if (!std::equal(layout, layout + 5, host_layout))
+  const int host_layout[6] = {int(sizeof(OuterFaces)),
+                              int(offsetof(OuterFaces, outer)),
+                              int(offsetof(OuterFaces, origin)),
+                              int(offsetof(OuterFaces, index_offset)),
+                              int(offsetof(OuterFaces, spacing)),
+                              int(offsetof(OuterFaces, pitch))};
+  if (!std::equal(layout, layout + 6, host_layout))
     throw std::logic_error("cuda array space: OuterFaces has another layout on the device (" +
                            std::to_string(layout[0]) + " bytes) than on the host (" +
                            std::to_string(host_layout[0]) + " bytes)");
@@ -415,9 +420,9 @@ void CudaArraySpace::clear_marks() {
 }
 
 void CudaArraySpace::wrap_ghosts(const std::vector<double*>& fields,
-                                 const std::array<int, 3>& alloc, int ghost,
+                                 const std::array<int, 3>& alloc, int pitch, int ghost,
                                  const std::array<bool, 3>& wrap) {
-  const std::vector<ArrayBox> boxes = wrapped_ghost_boxes(alloc, ghost, wrap);
+  const std::vector<ArrayBox> boxes = wrapped_ghost_boxes(alloc, pitch, ghost, wrap);
   if (boxes.empty() || fields.empty()) return;
   SupportShell shell{};
   shell.boxes = int(boxes.size());

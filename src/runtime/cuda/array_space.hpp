@@ -34,8 +34,8 @@ public:
 
   void pack(const std::vector<const double*>& fields, const ArrayBox& box,
             double* host_buffer) override;
-  void wrap_ghosts(const std::vector<double*>& fields, const std::array<int, 3>& alloc, int ghost,
-                   const std::array<bool, 3>& wrap) override;
+  void wrap_ghosts(const std::vector<double*>& fields, const std::array<int, 3>& alloc, int pitch,
+                   int ghost, const std::array<bool, 3>& wrap) override;
   void unpack(const std::vector<double*>& fields, const ArrayBox& box,
               const double* host_buffer) override;
 

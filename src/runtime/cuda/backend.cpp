@@ -231,7 +231,7 @@ public:
   void run(const KernelArgs& args) const override {
     if (!detail::check_args(shape_, args)) return;
     const codegen::CudaModule& g = module_->generated();
-    ensure_temporaries(args.alloc);
+    ensure_temporaries(args.array_points());
 
     codegen::CudaGeometry geometry = geometry_of(args);
 
@@ -281,10 +281,8 @@ public:
 
 private:
   // Scratch arrays for the temporaries, of the patch's size (made again when it changes).
-  void ensure_temporaries(const std::array<int, 3>& alloc) const {
+  void ensure_temporaries(std::size_t volume) const {
     if (temporary_nodes_.empty()) return;
-    const std::size_t volume =
-        std::size_t(alloc[0]) * std::size_t(alloc[1]) * std::size_t(alloc[2]);
     if (volume == temporaries_volume_ && temporaries_.size() == temporary_nodes_.size()) return;
     ArraySpace& space = CudaArraySpace::instance();
     for (double* t : temporaries_) space.release(t);

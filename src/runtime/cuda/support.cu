@@ -60,6 +60,7 @@ struct SaguaroBox {
   int alloc[3];
   int lo[3];
   int hi[3];
+  int pitch; // points between consecutive rows
 };
 
 // Up to this many fields per pack/unpack launch (passed by value). Mirrors kPackFields.
@@ -71,7 +72,7 @@ struct SaguaroFieldTable {
 __device__ inline saguaro_index saguaro_box_offset(const SaguaroBox& b, saguaro_index r) {
   const saguaro_index nx = b.hi[0] - b.lo[0], ny = b.hi[1] - b.lo[1];
   const saguaro_index i = r % nx, j = (r / nx) % ny, k = r / (nx * ny);
-  return ((k + b.lo[2]) * b.alloc[1] + (j + b.lo[1])) * saguaro_index(b.alloc[0]) + i + b.lo[0];
+  return ((k + b.lo[2]) * b.alloc[1] + (j + b.lo[1])) * saguaro_index(b.pitch) + i + b.lo[0];
 }
 
 // buffer[f * volume + point] = fields[f][point of the box], f < count, x fastest.
@@ -127,7 +128,7 @@ extern "C" __global__ void saguaro_wrap_ghosts(SaguaroFieldTable fields, int cou
       const int n = box.alloc[a] - 2 * s.ghost;
       w[a] = s.wrap[a] ? s.ghost + ((p[a] - s.ghost) % n + n) % n : p[a];
     }
-    const saguaro_index nxa = box.alloc[0], nya = box.alloc[1];
+    const saguaro_index nxa = box.pitch, nya = box.alloc[1];
     fields.p[f][(saguaro_index(p[2]) * nya + p[1]) * nxa + p[0]] =
         fields.p[f][(saguaro_index(w[2]) * nya + w[1]) * nxa + w[0]];
   }
@@ -217,6 +218,7 @@ extern "C" __global__ void saguaro_outer_faces_layout(int* out) {
   const char* base = reinterpret_cast<const char*>(&f);
   out[0] = int(sizeof(f));
   out[1] = int(reinterpret_cast<const char*>(&f.outer) - base);
+  out[5] = int(reinterpret_cast<const char*>(&f.pitch) - base);
   out[2] = int(reinterpret_cast<const char*>(&f.origin) - base);
   out[3] = int(reinterpret_cast<const char*>(&f.index_offset) - base);
   out[4] = int(reinterpret_cast<const char*>(&f.spacing) - base);
