@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -62,25 +64,40 @@ calc::Program lower_kranc(const std::string& name, int fd_order = 4) {
 
 // ---- Kranc's examples -------------------------------------------------------------------
 
-TEST(KrancExamples, EveryExampleLowersOrNamesWhatItLacks) {
-  // The README beside them says why the one that does not lower does not: Funwave's
-  // variables come from the fixture Funwave/interface.ccl, its parameters are nowhere.
-  const std::map<std::string, std::string> refused = {
-      {"Funwave.kranc", "undeclared name 'gamma1'"}};
+TEST(KrancExamples, EveryExampleLowers) {
+  // Funwave.kranc declares none of the names it reads: its grid functions come from the fixture
+  // Funwave/interface.ccl, its parameters from the fixture Funwave/param.ccl (README beside).
   const auto files = scripts(kranc_dir() + "/examples");
   ASSERT_EQ(files.size(), 5u);
-  for (const fs::path& file : files) {
-    auto it = refused.find(file.filename().string());
-    if (it == refused.end()) {
-      expect_lowers(file);
-      continue;
-    }
-    CliRun run = run_saguaro("inspect \"" + file.string() + "\"");
-    EXPECT_EQ(run.status, 2) << file;
-    EXPECT_EQ(run.out, "");
-    EXPECT_NE(run.err.find(it->second), std::string::npos) << run.err;
-    EXPECT_EQ(run.err.find("unknown inherited thorn"), std::string::npos) << run.err;
+  for (const fs::path& file : files) expect_lowers(file);
+}
+
+TEST(KrancExamples, FunwaveReadsItsInheritedThornsParameters) {
+  const calc::Program p = lower_kranc("examples/Funwave.kranc");
+  ASSERT_EQ(p.calculations.size(), 1u);
+  EXPECT_EQ(p.calculations[0].name, "sourceterms");
+  EXPECT_EQ(output_names(p.calculations[0]), (std::vector<std::string>{"sourcex"}));
+  // The restricted parameters of Funwave/param.ccl with its defaults, in its order; its
+  // private `mindepth` is not the script's to see.
+  std::vector<std::string> names;
+  for (const calc::Parameter& q : p.parameters) {
+    names.push_back(q.name);
+    EXPECT_EQ(q.type, edl::ParameterType::Real) << q.name;
+    EXPECT_EQ(q.inherited_from, "Funwave") << q.name;
   }
+  EXPECT_EQ(names, (std::vector<std::string>{"gamma1", "gamma2", "mindepthfrc", "cd"}));
+  EXPECT_EQ(p.parameters[0].default_value, 1.0);
+  EXPECT_EQ(p.parameters[0].description,
+            "switch of the dispersive terms (0: nonlinear shallow water)");
+  EXPECT_EQ(p.parameters[2].default_value, 0.1);
+  EXPECT_EQ(p.parameters[3].default_value, 0.0);
+  // The calculation reads them as parameters, not grid functions.
+  const calc::Calculation& c = p.calculations[0];
+  for (const auto& in : c.inputs) {
+    const std::string& input = c.grid_functions[in.grid_function].name;
+    EXPECT_EQ(std::count(names.begin(), names.end(), input), 0) << input;
+  }
+  EXPECT_EQ(c.inputs.size(), 12u);
 }
 
 // ---- `inherit THORN` from the thorn's interface.ccl ----------------------------------------
@@ -110,7 +127,7 @@ TEST(KrancInterfaceCcl, ReadsPublicAndProtectedRealGridFunctions) {
                            "private:\n"
                            "CCTK_REAL own TYPE=gf\n";
   const auto file = std::make_shared<const support::SourceFile>("T/interface.ccl", text);
-  const edl::InheritedThorn t = edl::read_interface_ccl(file, "Waves");
+  const ccl::Interface t = ccl::read_interface_ccl(file, "Waves");
   std::vector<std::string> got;
   for (const auto& v : t.variables)
     got.push_back(v.name + ":" + v.group + ":" + std::to_string(v.rank));
@@ -136,7 +153,7 @@ TEST(KrancInterfaceCcl, SyntaxErrorsHaveTheirPlace) {
   for (const Case& c : cases) {
     const auto file = std::make_shared<const support::SourceFile>("X/interface.ccl", c.text);
     try {
-      edl::read_interface_ccl(file, "X");
+      ccl::read_interface_ccl(file, "X");
       ADD_FAILURE() << c.text;
     } catch (const support::InputError& e) {
       EXPECT_EQ(e.loc().line, c.line) << c.text << e.message();
@@ -185,6 +202,110 @@ TEST(KrancInterfaceCcl, FoundBesideTheScriptOrOnTheThornPath) {
     EXPECT_NE(bad.err.find("mythorn/interface.ccl:2:22: error: this '{' is not closed"),
               std::string::npos)
         << bad.err;
+  }
+}
+
+// ---- `inherit THORN`: the parameters of the thorn's param.ccl ----------------------------
+
+// A script beside the folder Thorn/ holding `interface` and `param` as its CCL files.
+fs::path thorn_beside(const TempDir& dir, const std::string& script, const std::string& interface,
+                      const std::string& param) {
+  fs::create_directories(dir.path / "Thorn");
+  std::ofstream(dir.path / "Thorn" / "interface.ccl") << interface;
+  std::ofstream(dir.path / "Thorn" / "param.ccl") << param;
+  std::ofstream(dir.path / "t.kranc") << script;
+  return dir.path / "t.kranc";
+}
+
+const std::string kThornInterface = "public:\nCCTK_REAL io TYPE=gf { u out }\n";
+const std::string kThornParams =
+    "# the thorn's parameters\n"
+    "private:\n"
+    "REAL hidden \"the thorn's own\" { *:* :: \"\" } 3.0\n"
+    "restricted:\n"
+    "REAL amp \"amplitude\" { 0:* :: \"\" } 2.5d0\n"
+    "INT n \"count\" { 1:* :: \"\" } 4\n"
+    "BOOLEAN on \"switch\" { } yes\n"
+    "KEYWORD how \"method\" { \"Fast\" \"slow\" :: \"\" } fast\n"
+    "STRING name \"a string: the EDL has none\" { \".*\" :: \"\" } \"x\"\n"
+    "REAL v[3] \"an array: the EDL has none\" { *:* :: \"\" } 0\n"
+    "global:\n"
+    "REAL g \"everyone's\" { *:* :: \"\" } -1\n"
+    "shares: IO\n"
+    "USES INT out_every\n";
+
+TEST(KrancInheritParamCcl, RestrictedAndGlobalParametersAreTheScripts) {
+  TempDir dir;
+  const fs::path file =
+      thorn_beside(dir,
+                   "begin thorn T\ninherit Thorn\nbegin calculation c\nout = amp*n*g*u\n"
+                   "end calculation\nend thorn\n",
+                   kThornInterface, kThornParams);
+  const calc::Program p = calc::lower(edl::parse_file(file.string()), calc::LowerOptions{4});
+  std::vector<std::string> got;
+  for (const calc::Parameter& q : p.parameters)
+    got.push_back(q.name + ":" + edl::to_string(q.type) + ":" +
+                  (q.type == edl::ParameterType::Keyword ? q.default_keyword
+                                                         : fmt::format("{}", q.default_value)) +
+                  ":" + q.inherited_from);
+  EXPECT_EQ(got,
+            (std::vector<std::string>{"amp:real:2.5:Thorn", "n:int:4:Thorn", "on:boolean:1:Thorn",
+                                      "how:keyword:Fast:Thorn", "g:real:-1:Thorn"}));
+  EXPECT_EQ(p.parameters[3].keyword_values, (std::vector<std::string>{"Fast", "slow"}));
+  // The calculation reads u alone; amp*n*g folds to a product of parameters.
+  ASSERT_EQ(p.calculations.size(), 1u);
+  ASSERT_EQ(p.calculations[0].inputs.size(), 1u);
+  const calc::Calculation& c = p.calculations[0];
+  EXPECT_EQ(c.grid_functions[c.inputs[0].grid_function].name, "u");
+}
+
+TEST(KrancInheritParamCcl, APrivateParameterIsUndeclared) {
+  TempDir dir;
+  const fs::path file = thorn_beside(dir,
+                                     "begin thorn T\ninherit Thorn\nbegin calculation c\n"
+                                     "out = amp*hidden*u\nend calculation\nend thorn\n",
+                                     kThornInterface, kThornParams);
+  CliRun run = run_saguaro("inspect \"" + file.string() + "\"");
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_NE(run.err.find("t.kranc:4:11: error: undeclared name 'hidden'"), std::string::npos)
+      << run.err;
+}
+
+TEST(KrancInheritParamCcl, DeclaringAnInheritedParameterAgainIsAnError) {
+  TempDir dir;
+  const fs::path file = thorn_beside(
+      dir,
+      "begin thorn T\ninherit Thorn\nbegin parameters\namp : real \"again\", default: 1.0\n"
+      "end parameters\nbegin calculation c\nout = amp*u\nend calculation\n"
+      "end thorn\n",
+      kThornInterface, kThornParams);
+  CliRun run = run_saguaro("inspect \"" + file.string() + "\"");
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("error: 'amp' is declared twice"), std::string::npos) << run.err;
+}
+
+TEST(KrancInheritParamCcl, ABrokenParamCclIsNamedWithItsPlace) {
+  const std::string script = "begin thorn T\ninherit Thorn\nbegin calculation c\nout = amp*u\n"
+                             "end calculation\nend thorn\n";
+  struct Case {
+    std::string param_ccl, where;
+  };
+  const std::vector<Case> cases = {
+      {"restricted:\nREAL amp \"amplitude\" { 0:* :: \"\" }\n",
+       "Thorn/param.ccl:2:35: error: unexpected end of line: expected the default value of amp"},
+      {"restricted:\nREAL amp { 0:* :: \"\" } 1\n",
+       "Thorn/param.ccl:2:10: error: unexpected '{': expected the description of amp"},
+      {"restricted:\nREAL amp \"amplitude\" { 0:* :: \"\" } one\n",
+       "Thorn/param.ccl:2:36: error: the default 'one' of REAL amp is not a number"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    const fs::path file = thorn_beside(dir, script, kThornInterface, c.param_ccl);
+    CliRun run = run_saguaro("inspect \"" + file.string() + "\"");
+    EXPECT_EQ(run.status, 2) << c.param_ccl;
+    EXPECT_NE(run.err.find(c.where), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("read for 'inherit Thorn'"), std::string::npos) << run.err;
   }
 }
 
