@@ -3,6 +3,7 @@
 // without regard to case through support/text.hpp.
 #pragma once
 
+#include "ccl/literals.hpp"
 #include "param/registry.hpp"
 #include "support/text.hpp"
 
@@ -13,18 +14,13 @@
 
 namespace saguaro::param::detail {
 
-std::string trim(std::string_view text);
-
-// A Cactus number literal: `-2`, `.5`, `1.`, `1e-3`, `1.0d-3` (Fortran exponent), `+4E2`.
-bool is_number_literal(std::string_view text);
-// The value of such a literal (nullopt when `text` is not one).
-std::optional<double> parse_real(std::string_view text);
-// An integer literal, or a real literal with an integral value that fits in a long (`1e6`).
-// Sets `not_integral` when it is a number but not an integer.
-std::optional<long> parse_int(std::string_view text, bool* not_integral = nullptr,
-                              bool* too_large = nullptr);
-// yes/no/true/false/1/0, case-insensitive.
-std::optional<bool> parse_bool(std::string_view text);
+// The literals (trim, is_number_literal, parse_real, parse_int, parse_bool) are the CCL
+// languages' own (ccl/literals.hpp), shared with the EDL stage's inherited thorns.
+using ccl::is_number_literal;
+using ccl::parse_bool;
+using ccl::parse_int;
+using ccl::parse_real;
+using ccl::trim;
 
 // Parses an INT or REAL range such as `(0:1]`, `0:*`, `1:8:2`, `3`. Returns an error message
 // (empty when fine) and fills `item` (its text and description are left alone).

@@ -25,6 +25,9 @@ struct Parameter {
   std::string default_keyword;    // keyword
   std::optional<double> min, max; // nullopt: open end
   std::vector<std::string> keyword_values;
+  // Set when the parameter is an inherited thorn's (its param.ccl, `inherit THORN`): that
+  // thorn's name as `inherit` writes it. Empty: the script's own.
+  std::string inherited_from;
 };
 
 enum class GridFunctionRole {

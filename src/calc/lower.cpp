@@ -4,7 +4,9 @@
 #include "calc/lower_passes.hpp"
 #include "support/diagnostics.hpp"
 
+#include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -147,12 +149,21 @@ Program finish_lowering(LoweringState&& state) {
     program.calculations.push_back(std::move(work.calc));
   for (const auto& v : program.variables)
     if (state.evolved_at.count(v)) program.evolved.push_back(v);
+  // Every variable with a boundary right-hand side alone, in file order, in one report.
+  std::vector<std::pair<edl::SourceLoc, std::string>> lone;
   for (const auto& [v, loc] : state.boundary_evolved_at)
-    if (!state.evolved_at.count(v))
-      throw edl::EdlError(loc, fmt::format("'{}' has a D_t equation on the boundary but none for "
-                                           "the interior: a boundary right-hand side completes "
-                                           "an evolution equation, it does not replace it",
-                                           v));
+    if (!state.evolved_at.count(v)) lone.emplace_back(loc, v);
+  std::sort(lone.begin(), lone.end(), [](const auto& a, const auto& b) {
+    return std::pair(a.first.line, a.first.column) < std::pair(b.first.line, b.first.column);
+  });
+  support::DiagnosticList errors;
+  for (const auto& [loc, v] : lone)
+    errors.add(edl::EdlError(loc, fmt::format("'{}' has a D_t equation on the boundary but none "
+                                              "for the interior: a boundary right-hand side "
+                                              "completes an evolution equation, it does not "
+                                              "replace it",
+                                              v)));
+  errors.throw_if_any();
   return program;
 }
 

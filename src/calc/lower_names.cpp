@@ -93,7 +93,8 @@ namespace {
 
 // `inherit THORN`: the variables of a known Einstein Toolkit base thorn, or those the thorn's
 // interface.ccl declares where one is found beside the script or on SAGUARO_THORN_PATH
-// (edl/interface_ccl.cpp), declared where the thorn is named; a thorn neither built in nor found
+// (ccl/interface_ccl.cpp), declared where the thorn is named (its param.ccl's visible
+// parameters are kept for pass `parameters`); a thorn neither built in nor found
 // is an error that lists the known ones and the places looked in.
 template <typename Declare>
 void declare_inherited(LoweringState& state, Declare& declare) {
@@ -105,13 +106,16 @@ void declare_inherited(LoweringState& state, Declare& declare) {
     std::optional<edl::InheritedThorn> read;
     if (known == nullptr) {
       try {
-        read = edl::find_interface_ccl_thorn(edl_file, thorn.inherits[k]);
+        read = edl::find_ccl_thorn(edl_file, thorn.inherits[k]);
       } catch (const EdlError& e) { // the interface.ccl's error, and which `inherit` read it
         std::vector<support::Diagnostic> d = e.diagnostics();
         d.front().notes.push_back({loc, fmt::format("read for 'inherit {}'", thorn.inherits[k])});
         throw EdlError(std::move(d));
       }
       if (read) known = &*read;
+      if (read)
+        for (const edl::InheritedParameter& p : read->parameters)
+          state.inherited_parameters.emplace_back(p, loc);
     }
     if (known == nullptr) {
       std::vector<std::string> names;

@@ -39,6 +39,21 @@ double Lowerer::constant_value(const edl::Expr& e, const char* what) {
 
 void declare_parameters(LoweringState& state) {
   Lowerer lowerer(state);
+  // An inherited thorn's parameters (its param.ccl's global and restricted ones), claimed
+  // where the thorn is inherited: a script that declares one of them again is told so.
+  for (const auto& [inherited, at] : state.inherited_parameters) {
+    lowerer.claim_name(inherited.name, at, "parameter");
+    Parameter p;
+    p.name = inherited.name;
+    p.type = inherited.type;
+    p.description = inherited.description;
+    p.default_value = inherited.default_value;
+    p.default_keyword = inherited.default_keyword;
+    p.keyword_values = inherited.keyword_values;
+    p.inherited_from = inherited.thorn;
+    state.parameter_index[p.name] = static_cast<int>(state.program.parameters.size());
+    state.program.parameters.push_back(std::move(p));
+  }
   for (const auto& decl : state.thorn->parameters) {
     lowerer.claim_name(decl.name, decl.loc, "parameter");
     Parameter p;

@@ -22,6 +22,7 @@
 
 #include "calc/calculation.hpp"
 #include "edl/ast.hpp"
+#include "edl/inherited.hpp"
 
 #include <cstddef>
 #include <deque>
@@ -97,6 +98,9 @@ struct LoweringState {
   std::map<std::string, TensorSymbol> tensors;
   std::map<std::string, std::string> component_of; // component -> its tensor
   std::map<std::string, int> parameter_index;
+  // The parameters of thorns read from their CCL files (pass `names`), each with where its
+  // thorn is inherited; pass `parameters` declares them before the thorn's own.
+  std::vector<std::pair<edl::InheritedParameter, edl::SourceLoc>> inherited_parameters;
   // Derivative operators by name, one definition per index pattern, each in stencil form
   // (operator-form definitions as their expansion in synthesized_operators);
   // thorn_operators holds the definitions as written.

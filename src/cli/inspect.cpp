@@ -52,6 +52,7 @@ nlohmann::json parameters_json(const std::vector<calc::Parameter>& parameters) {
       jp["min"] = p.min ? nlohmann::json(*p.min) : nlohmann::json(nullptr);
       jp["max"] = p.max ? nlohmann::json(*p.max) : nlohmann::json(nullptr);
     }
+    if (!p.inherited_from.empty()) jp["inherited_from"] = p.inherited_from;
     out.push_back(jp);
   }
   return out;
@@ -72,8 +73,10 @@ std::string parameters_text(const std::vector<calc::Parameter>& parameters) {
     if (p.min || p.max)
       range = fmt::format(", range {} to {}", p.min ? fmt::format("{}", *p.min) : "-infinity",
                           p.max ? fmt::format("{}", *p.max) : "infinity");
-    out += fmt::format("  {:<12} {:<8} default {}{}  {}\n", p.name, edl::to_string(p.type), value,
-                       range, p.description.empty() ? "" : "\"" + p.description + "\"");
+    const std::string from =
+        p.inherited_from.empty() ? "" : fmt::format("  (inherited from {})", p.inherited_from);
+    out += fmt::format("  {:<12} {:<8} default {}{}  {}{}\n", p.name, edl::to_string(p.type), value,
+                       range, p.description.empty() ? "" : "\"" + p.description + "\"", from);
   }
   return out;
 }

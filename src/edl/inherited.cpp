@@ -1,6 +1,12 @@
 #include "edl/inherited.hpp"
 
+#include "ccl/literals.hpp"
+#include "ccl/param_ccl.hpp"
 #include "support/text.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
 
 namespace saguaro::edl {
 
@@ -64,6 +70,89 @@ std::string inherited_thorn_names() {
   std::string out;
   for (const InheritedThorn& thorn : inherited_thorns())
     out += (out.empty() ? "" : ", ") + thorn.name;
+  return out;
+}
+
+} // namespace saguaro::edl
+
+namespace saguaro::edl {
+
+namespace {
+
+[[noreturn]] void bad_default(const ccl::ParamDecl& p, const char* what) {
+  throw support::InputError(p.default_loc,
+                            fmt::format("the default '{}' of {} {} is not {}", p.default_text,
+                                        ccl::to_string(p.type), p.name, what));
+}
+
+// A parameter the inheriting script sees (nullopt: one it does not).
+std::optional<InheritedParameter> visible_parameter(const ccl::ParamDecl& p) {
+  if (p.access != ccl::ParamAccess::Global && p.access != ccl::ParamAccess::Restricted)
+    return std::nullopt;
+  if (p.array_size != 0 || p.type == ccl::ParamType::String) return std::nullopt;
+  InheritedParameter out;
+  out.name = p.name;
+  out.description = p.description;
+  out.loc = p.loc;
+  switch (p.type) {
+  case ccl::ParamType::Real: {
+    out.type = ParameterType::Real;
+    const std::optional<double> v = ccl::parse_real(ccl::trim(p.default_text));
+    if (!v) bad_default(p, "a number");
+    out.default_value = *v;
+    break;
+  }
+  case ccl::ParamType::Int: {
+    out.type = ParameterType::Int;
+    const std::optional<long> v = ccl::parse_int(ccl::trim(p.default_text));
+    if (!v) bad_default(p, "an integer");
+    out.default_value = double(*v);
+    break;
+  }
+  case ccl::ParamType::Boolean: {
+    out.type = ParameterType::Boolean;
+    const std::optional<bool> v = ccl::parse_bool(p.default_text);
+    if (!v) bad_default(p, "a boolean: expected yes, no, true, false, 1 or 0");
+    out.default_value = *v ? 1.0 : 0.0;
+    break;
+  }
+  case ccl::ParamType::Keyword:
+    out.type = ParameterType::Keyword;
+    out.default_keyword = p.default_text;
+    for (const ccl::ParamRange& r : p.ranges) {
+      out.keyword_values.push_back(r.text);
+      if (support::iequals(r.text, p.default_text)) out.default_keyword = r.text;
+    }
+    break;
+  case ccl::ParamType::String: return std::nullopt;
+  }
+  return out;
+}
+
+} // namespace
+
+std::vector<std::string> interface_ccl_places(const std::string& edl_file, std::string_view thorn) {
+  return ccl::thorn_file_places(edl_file, thorn, "interface.ccl");
+}
+
+std::optional<InheritedThorn> find_ccl_thorn(const std::string& edl_file, std::string_view thorn) {
+  const std::optional<std::string> folder = ccl::find_thorn_folder(edl_file, thorn);
+  if (!folder) return std::nullopt;
+  namespace fs = std::filesystem;
+  const fs::path dir(*folder);
+  InheritedThorn out;
+  out.name = std::string(thorn);
+  out.variables =
+      ccl::read_interface_ccl(SourceFile::load((dir / "interface.ccl").string()), out.name)
+          .variables;
+  std::error_code ec;
+  if (fs::is_regular_file(dir / "param.ccl", ec))
+    for (const ccl::ParamDecl& p :
+         ccl::read_param_ccl(SourceFile::load((dir / "param.ccl").string())))
+      if (std::optional<InheritedParameter> visible = visible_parameter(p)) {
+        visible->thorn = out.name;
+        out.parameters.push_back(std::move(*visible));
+      }
   return out;
 }
 

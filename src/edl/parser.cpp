@@ -272,7 +272,7 @@ void Parser::collect_inherited_names() {
       std::optional<InheritedThorn> read;
       if (thorn == nullptr) {
         try { // a thorn's own interface.ccl; lowering reports where it is missing or wrong
-          read = find_interface_ccl_thorn(file_->name(), tokens_[k].text);
+          read = find_ccl_thorn(file_->name(), tokens_[k].text);
         } catch (const support::InputError&) {
         }
         if (read) thorn = &*read;

@@ -174,6 +174,24 @@ TEST(DiagnosticsRecovery, SemanticErrorsOfSeveralCalculationsAreReportedTogether
   EXPECT_NE(d[1].message.find("undeclared name 'psj'"), std::string::npos) << d[1].message;
 }
 
+TEST(DiagnosticsRecovery, EveryBoundaryRightHandSideWithoutAnInteriorOneIsReported) {
+  // Found after the calculations lower: one error per variable, in file order.
+  const std::vector<Diagnostic> d =
+      diagnostics_of("begin thorn T\n"
+                     "begin variables\nzeta phi psi\nend variables\n"
+                     "begin calculation i scheduled in MoL_CalcRHS\nD_t psi = 1\nend calculation\n"
+                     "begin calculation b scheduled in MoL_CalcRHS on boundary\n"
+                     "D_t zeta = 0\n" // 9
+                     "D_t psi = 0\n"
+                     "D_t phi = 0\n" // 11
+                     "end calculation\n"
+                     "end thorn\n");
+  EXPECT_EQ(places(d), (std::vector<std::pair<int, int>>{{9, 1}, {11, 1}})) << all_messages(d);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].message.rfind("'zeta' has a D_t equation on the boundary but none", 0), 0u);
+  EXPECT_EQ(d[1].message.rfind("'phi' has a D_t equation on the boundary but none", 0), 0u);
+}
+
 // Every prefix of the examples parses (and lowers) or is rejected with an EdlError: the
 // recovery never loops, never crashes and never throws anything else.
 TEST(DiagnosticsRecovery, EveryPrefixOfTheExamplesEndsCleanly) {

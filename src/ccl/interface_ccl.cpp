@@ -1,7 +1,8 @@
-// `inherit THORN` for a thorn not built in: the grid functions its interface.ccl declares, the
+// A thorn's interface.ccl as another thorn sees it: the grid functions it declares, the
 // CCTK_REAL groups of TYPE=gf that are public or protected (private, Cactus's default, is the
-// thorn's own); functions, INHERITS/USES/INCLUDE lines and other types are read past.
-#include "edl/inherited.hpp"
+// thorn's own); functions, INHERITS/USES/INCLUDE lines and other types are read past. Also where
+// a thorn's CCL files are looked for.
+#include "ccl/interface_ccl.hpp"
 
 #include "support/diagnostics.hpp"
 #include "support/text.hpp"
@@ -15,7 +16,7 @@
 
 #include <fmt/format.h>
 
-namespace saguaro::edl {
+namespace saguaro::ccl {
 
 namespace {
 
@@ -43,8 +44,8 @@ class Reader {
 public:
   explicit Reader(std::shared_ptr<const SourceFile> file) : file_(std::move(file)) { lex(); }
 
-  InheritedThorn read(std::string thorn) {
-    InheritedThorn out{std::move(thorn), {}};
+  Interface read(std::string thorn) {
+    Interface out{std::move(thorn), {}};
     static const std::set<std::string> statements = {
         "implements", "inherits", "friend",   "uses",       "requires",
         "provides",   "include",  "includes", "subroutine", "void"};
@@ -78,7 +79,7 @@ public:
 
 private:
   // A group: TYPE name[N]? options... ["description"] [{ v1 v2, v3 } ["description"]]
-  void group(const Token& type, bool real, bool visible, InheritedThorn& out) {
+  void group(const Token& type, bool real, bool visible, Interface& out) {
     const Token name = next();
     if (name.kind != Kind::Word || !identifier(name.text))
       fail(name.kind == Kind::Newline || name.kind == Kind::End ? type : name,
@@ -197,8 +198,8 @@ private:
 };
 
 // The base folders, in search order.
-std::vector<fs::path> bases(const std::string& edl_file) {
-  const fs::path dir = fs::path(edl_file).parent_path(); // empty: the current folder
+std::vector<fs::path> bases(const std::string& beside) {
+  const fs::path dir = fs::path(beside).parent_path(); // empty: the current folder
   std::vector<fs::path> out = {dir, (dir / "..").lexically_normal()};
   if (const char* env = std::getenv("SAGUARO_THORN_PATH"); env != nullptr) {
     std::string_view rest = env;
@@ -213,37 +214,31 @@ std::vector<fs::path> bases(const std::string& edl_file) {
 
 } // namespace
 
-InheritedThorn read_interface_ccl(const std::shared_ptr<const support::SourceFile>& file,
-                                  std::string thorn) {
+Interface read_interface_ccl(const std::shared_ptr<const support::SourceFile>& file,
+                             std::string thorn) {
   return Reader(file).read(std::move(thorn));
 }
 
-std::vector<std::string> interface_ccl_places(const std::string& edl_file, std::string_view thorn) {
+std::vector<std::string> thorn_file_places(const std::string& beside, std::string_view thorn,
+                                           std::string_view file_name) {
   std::vector<std::string> out;
-  for (const fs::path& base : bases(edl_file))
-    out.push_back((base / std::string(thorn) / "interface.ccl").string());
+  for (const fs::path& base : bases(beside))
+    out.push_back((base / std::string(thorn) / std::string(file_name)).string());
   return out;
 }
 
-std::optional<InheritedThorn> find_interface_ccl_thorn(const std::string& edl_file,
-                                                       std::string_view thorn) {
+std::optional<std::string> find_thorn_folder(const std::string& beside, std::string_view thorn) {
   const std::string want = support::lower(thorn);
-  for (const fs::path& base : bases(edl_file)) {
+  for (const fs::path& base : bases(beside)) {
     std::error_code ec;
-    fs::path file = base / std::string(thorn) / "interface.ccl";
-    if (!fs::is_regular_file(file, ec)) {
-      file.clear();
-      for (fs::directory_iterator it(base, ec), end; !ec && it != end; it.increment(ec))
-        if (support::lower(it->path().filename().string()) == want &&
-            fs::is_regular_file(it->path() / "interface.ccl", ec)) {
-          file = it->path() / "interface.ccl";
-          break;
-        }
-    }
-    if (!file.empty())
-      return read_interface_ccl(SourceFile::load(file.string()), std::string(thorn));
+    if (fs::is_regular_file(base / std::string(thorn) / "interface.ccl", ec))
+      return (base / std::string(thorn)).string();
+    for (fs::directory_iterator it(base, ec), end; !ec && it != end; it.increment(ec))
+      if (support::lower(it->path().filename().string()) == want &&
+          fs::is_regular_file(it->path() / "interface.ccl", ec))
+        return it->path().string();
   }
   return std::nullopt;
 }
 
-} // namespace saguaro::edl
+} // namespace saguaro::ccl
