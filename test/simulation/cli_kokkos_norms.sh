@@ -19,7 +19,8 @@ run() { # NAME PAR BACKEND SETTINGS...
     > "$work/$name-$backend.log" 2>&1 || { cat "$work/$name-$backend.log"; exit 1; }
 }
 if "$saguaro" "$src/par/wave.par" --set 'Saguaro::backend="kokkos"' --set Cactus::cctk_itlast=0 \
-    --set 'Cactus::terminate="iteration"' --set "IO::out_dir=\"$work/probe\"" > "$work/probe.log" 2>&1; then :
+    --set 'Cactus::terminate="iteration"' --set "Saguaro::cache_dir=\"$cache\"" \
+    --set "IO::out_dir=\"$work/probe\"" > "$work/probe.log" 2>&1; then :
 elif grep -q "Kokkos cannot be used: this build has no Kokkos" "$work/probe.log"; then
   echo "skipped: $(grep -o 'Kokkos cannot be used.*' "$work/probe.log" | head -1)"
   exit 77
