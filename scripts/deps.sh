@@ -13,10 +13,12 @@ SAGUARO_DEBS=(
   libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools libyaml-cpp-dev libglpk-dev libre2-dev
   clang-format clang
   slurm-wlm
+  libtrilinos-kokkos-dev
 )
 # slurm-wlm: slurmctld, slurmd and the client commands for the test that submits a chain of jobs
 # to a throw-away Slurm on this host (test/batch/slurm_chain.sh); `saguaro submit` itself needs
 # only sbatch, squeue and scancel on the cluster it submits to.
+# libtrilinos-kokkos-dev: Kokkos 3.4 (Serial only) for the kokkos backend (docs/kokkos.md).
 
 # Print the packages of SAGUARO_DEBS that are not installed, one a line.
 saguaro_missing_debs() {

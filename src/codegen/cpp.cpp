@@ -318,6 +318,16 @@ private:
 
 } // namespace
 
+std::string cpu_args_preamble() {
+  std::ostringstream o;
+  o << "extern \"C\" {\n";
+  o << "struct saguaro_cpu_args {\n  " SAGUARO_STR(SAGUARO_CPU_ARGS_FIELDS) "\n};\n";
+  o << "int saguaro_cpu_abi(void) { return " << kCpuAbiVersion << "; }\n";
+  o << "unsigned long saguaro_cpu_args_size(void) { return sizeof(saguaro_cpu_args); }\n";
+  o << "}\n";
+  return o.str();
+}
+
 std::string generate_cpp(const calc::Program& program, const std::vector<calc::Mapping>& mappings) {
   if (!mappings.empty() && mappings.size() != program.calculations.size())
     throw calc::MappingError("generate_cpp: " + std::to_string(mappings.size()) + " mappings for " +
@@ -339,11 +349,7 @@ std::string generate_cpp(const calc::Program& program, const std::vector<calc::M
   o << "// One function per calculation: void saguaro_calc_<index>_<name>(const "
        "saguaro_cpu_args*).\n";
   o << "#include <cmath>\n#include <cstddef>\n\n";
-  o << "extern \"C\" {\n";
-  o << "struct saguaro_cpu_args {\n  " SAGUARO_STR(SAGUARO_CPU_ARGS_FIELDS) "\n};\n";
-  o << "int saguaro_cpu_abi(void) { return " << kCpuAbiVersion << "; }\n";
-  o << "unsigned long saguaro_cpu_args_size(void) { return sizeof(saguaro_cpu_args); }\n";
-  o << "}\n\n";
+  o << cpu_args_preamble() << "\n";
   o << "namespace {\n";
   for (const Helper& h : kHelpers)
     if (helpers.count(h.name)) o << h.text;

@@ -80,6 +80,10 @@ std::string generate_cpp(const calc::Program& program,
 // reduced to [A-Za-z0-9_].
 std::string cpu_function_name(const calc::Program& program, std::size_t index);
 
+// The argument struct and the exported ABI functions above, as generated code declares them
+// (shared with the Kokkos printer, codegen/kokkos.hpp, whose functions take the same struct).
+std::string cpu_args_preamble();
+
 // A literal that reads back as exactly `value` (shortest of %.15g, %.16g, %.17g that round-trips,
 // always with a '.' or an exponent so that it is a double). `value` must be finite.
 std::string cpp_literal(double value);

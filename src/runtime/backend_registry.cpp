@@ -2,6 +2,7 @@
 
 #include "runtime/backends.hpp"
 #include "runtime/cuda.hpp"
+#include "runtime/kokkos.hpp"
 
 #include <stdexcept>
 
@@ -15,6 +16,10 @@ const std::vector<BackendEntry>& backend_registry() {
       {"cpu", "generated C++, compiled by the host compiler, on the host's cores", true, nullptr,
        "it cannot be used", [](const BackendOptions& o) { return make_cpu_backend(o); },
        Hardware::host},
+      {"kokkos",
+       "generated Kokkos C++, compiled by Kokkos's compiler, on Kokkos's default execution space",
+       false, [](std::string* why) { return kokkos::available(why); }, "Kokkos cannot be used",
+       make_kokkos_backend, Hardware::host},
       {"interpreter", "the reference interpreter, point by point (slow, for testing)", false,
        nullptr, "it cannot be used",
        [](const BackendOptions&) { return make_interpreter_backend(); }, Hardware::host},

@@ -19,6 +19,12 @@ std::unique_ptr<Backend> make_interpreter_backend();
 // no CUDA or no GPU can be used.
 std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options);
 
+// Generated Kokkos C++ (codegen::generate_kokkos) compiled by Kokkos's compiler into a shared
+// object linked against the Kokkos support library, cached in <options.cache_dir>/kokkos, run on
+// Kokkos's default execution space with arrays in kokkos::space() (runtime/kokkos.hpp). Throws
+// std::runtime_error with kokkos::available()'s reason when the build has no Kokkos.
+std::unique_ptr<Backend> make_kokkos_backend(const BackendOptions& options);
+
 // The CpuBackend below.
 std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options);
 

@@ -1,6 +1,7 @@
 // The outer boundary conditions, point by point, written once for the host loops and for the
 // CUDA kernels (this file is compiled by the host compiler and embedded verbatim in the CUDA
-// support module that NVRTC compiles). Plain C++: no standard headers, no exceptions.
+// support module that NVRTC compiles) and the Kokkos support library's kernels (compiled by
+// Kokkos's compiler: nvcc, hipcc or the host's). Plain C++: no standard headers, no exceptions.
 //
 // Geometry (docs/host.md): local index l along axis a is in the lower outer layer when the
 // face is an outer boundary and l < ghost, in the upper one when l >= alloc - ghost. The
@@ -8,8 +9,9 @@
 // generated kernels compute.
 #pragma once
 
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__)
 #define SAGUARO_HOST_DEVICE __host__ __device__
+#define SAGUARO_DEVICE_MATH 1
 #else
 #include <cmath>
 #define SAGUARO_HOST_DEVICE
@@ -100,7 +102,7 @@ SAGUARO_HOST_DEVICE inline double radiative_rhs(const OuterFaces& f, const doubl
     x[b] = f.origin[b] + double(q[b] + f.index_offset[b]) * f.spacing[b];
     r2 += x[b] * x[b];
   }
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#if defined(SAGUARO_DEVICE_MATH)
   const double r = sqrt(r2);
 #else
   const double r = std::sqrt(r2);

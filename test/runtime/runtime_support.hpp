@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "calc/calculation.hpp"
+#include "runtime/array_space.hpp"
 #include "runtime/backends.hpp"
 #include "runtime/kernel.hpp"
 
@@ -217,6 +219,69 @@ inline Agreement compare(const calc::Calculation& c, const Patch& initial, const
           }
         }
   return r;
+}
+
+// An array of a backend's space (on a GPU: device memory), released with the object.
+class DeviceArray {
+public:
+  DeviceArray(runtime::ArraySpace& space, const std::vector<double>& values)
+      : space_(space), n_(values.size()), p_(space.allocate(n_)) {
+    space_.from_host(p_, values.data(), n_);
+  }
+  explicit DeviceArray(runtime::ArraySpace& space, std::size_t n)
+      : space_(space), n_(n), p_(space.allocate(n)) {}
+  ~DeviceArray() { space_.release(p_); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  double* get() const { return p_; }
+  std::vector<double> host() const {
+    std::vector<double> v(n_);
+    space_.to_host(v.data(), p_, n_);
+    return v;
+  }
+
+private:
+  runtime::ArraySpace& space_;
+  std::size_t n_;
+  double* p_;
+};
+
+// The interpreter on host arrays against `backend`'s compiled calculations on arrays of its
+// space, every calculation of `program` under `mappings` (empty: the defaults), with perturbed
+// parameters: equal to `tolerance` relative where written, unchanged elsewhere.
+inline void check_backend_against_interpreter(const calc::Program& program,
+                                              const std::vector<calc::Mapping>& mappings,
+                                              runtime::Backend& backend, double tolerance) {
+  auto interpreter = runtime::make_backend("interpreter", {});
+  auto reference = interpreter->compile(program);
+  auto compiled = backend.compile(program, mappings);
+  ASSERT_EQ(compiled.size(), program.calculations.size());
+  std::printf("[ info ] %s: %s\n", program.thorn.c_str(), backend.compile_summary().c_str());
+  runtime::ArraySpace& space = backend.space();
+  for (std::size_t ci = 0; ci < program.calculations.size(); ++ci) {
+    const calc::Calculation& c = program.calculations[ci];
+    SCOPED_TRACE(c.name);
+    Patch initial = make_patch(c, runtime::required_margin(c), {19, 14, 11});
+    initial.args.parameters = parameter_values(program, true);
+    Patch a = clone(initial), b = clone(initial);
+    reference[ci]->run(a.args);
+
+    std::vector<std::unique_ptr<DeviceArray>> dev;
+    runtime::KernelArgs args = b.args;
+    for (std::size_t g = 0; g < b.data.size(); ++g) {
+      dev.push_back(std::make_unique<DeviceArray>(space, b.data[g]));
+      args.fields[g] = dev.back()->get();
+    }
+    compiled[ci]->run(args);
+    for (std::size_t g = 0; g < b.data.size(); ++g) b.data[g] = dev[g]->host();
+    Agreement r = compare(c, initial, a, b, tolerance);
+    EXPECT_GT(r.written, 0);
+    EXPECT_EQ(r.mismatches, 0) << r.first_problem;
+    EXPECT_EQ(r.not_written, 0) << r.first_problem;
+    EXPECT_EQ(r.outside_changed, 0) << r.first_problem;
+    std::printf("[ info ] %-22s %ld points, max relative difference to the interpreter %.3g\n",
+                c.name.c_str(), r.written, r.max_relative);
+  }
 }
 
 } // namespace saguaro::test

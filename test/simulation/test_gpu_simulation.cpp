@@ -3,7 +3,7 @@
 // 10 RK4 steps (the microbenchmark: 10 in-place updates), periodic and outer (radiative)
 // boundaries, on however many ranks the suite runs with. Every grid function of the thorn
 // must agree to 1e-12 relative at every valid point. Skipped without a GPU.
-#include "simulation_support.hpp"
+#include "backend_comparison.hpp"
 
 #include "runtime/cuda.hpp"
 
@@ -21,78 +21,6 @@ namespace saguaro::test {
 namespace {
 
 constexpr double kTolerance = 1e-12;
-
-struct Case {
-  std::string name, thorn, edl;
-  bool periodic;
-};
-
-std::string case_par(const Case& c, const std::string& dir, const Settings& overrides) {
-  Settings base = {
-      {"Saguaro::equations", quoted(std::string(SAGUARO_SOURCE_DIR) + "/" + c.edl)},
-      {"Saguaro::cache_dir", quoted(test_cache_dir())},
-      {"Saguaro::progress_every", "0"},
-      {"Cactus::cctk_show_schedule", "no"},
-      {"CoordBase::spacing", quoted("numcells")},
-      {"CoordBase::ncells_x", "20"},
-      {"CoordBase::ncells_y", "14"},
-      {"CoordBase::ncells_z", "11"},
-      {"CoordBase::xmin", "-0.5"},
-      {"CoordBase::ymin", "-0.45"},
-      {"CoordBase::zmin", "-0.4"},
-      {"Periodic::periodic", c.periodic ? "yes" : "no"},
-      {"MoL::ODE_Method", quoted("RK4")},
-      {"Time::dtfac", "0.25"},
-      {"Cactus::terminate", quoted("iteration")},
-      {"Cactus::cctk_itlast", "10"},
-      {"IO::out_dir", quoted(dir + "/out")},
-  };
-  return par_text("Saguaro " + c.thorn, base, overrides);
-}
-
-// Every variable of the thorn at the valid points of this rank, after the run.
-std::map<std::string, std::vector<double>> run_case(const std::string& par) {
-  std::map<std::string, std::vector<double>> out;
-  run_par(par, MPI_COMM_WORLD, [&](host::Simulation& sim) {
-    const grid::Patch& p = sim.decomposition().patch();
-    const grid::Box v = p.valid();
-    for (const std::string& name : sim.setup().program.variables) {
-      const double* u = sim.fields().host(sim.fields().find(name));
-      std::vector<double>& values = out[name];
-      for (int k = v.lo[2]; k < v.hi[2]; ++k)
-        for (int j = v.lo[1]; j < v.hi[1]; ++j)
-          for (int i = v.lo[0]; i < v.hi[0]; ++i) values.push_back(u[p.linear(i, j, k)]);
-    }
-  });
-  return out;
-}
-
-// Every variable of `actual` against `expected` at every valid point, relative to
-// max(1, |values|); returns the largest difference.
-double expect_close(const std::map<std::string, std::vector<double>>& expected_run,
-                    const std::map<std::string, std::vector<double>>& actual_run,
-                    double tolerance) {
-  double worst = 0;
-  for (const auto& [name, expected] : expected_run) {
-    const std::vector<double>& actual = actual_run.at(name);
-    EXPECT_EQ(actual.size(), expected.size()) << name;
-    if (actual.size() != expected.size()) continue;
-    double max_rel = 0;
-    std::size_t at = 0;
-    for (std::size_t i = 0; i < expected.size(); ++i) {
-      double rel = std::fabs(actual[i] - expected[i]) /
-                   std::max({1.0, std::fabs(actual[i]), std::fabs(expected[i])});
-      if (!(rel <= max_rel)) {
-        max_rel = rel;
-        at = i;
-      }
-    }
-    EXPECT_LE(max_rel, tolerance) << name << " at valid point " << at << ": " << actual[at]
-                                  << " vs " << expected[at];
-    worst = std::max(worst, max_rel);
-  }
-  return worst;
-}
 
 class GpuMatchesCpu : public ::testing::TestWithParam<Case> {};
 
