@@ -42,6 +42,7 @@
 #include "calc/print.hpp"
 #include "mapper/mapper.hpp"
 #include "model/device.hpp"
+#include "runtime/backend_registry.hpp"
 #include "runtime/backends.hpp"
 #include "runtime/cuda.hpp"
 #include "runtime/kernel.hpp"
@@ -365,6 +366,42 @@ json run_saguaro(Context& ctx, const bench::Benchmark& b, const bench::LoadedBen
     const double measured = runtime::median(per_run);
     row["model_error"] = (double(row["predicted_s"]) - measured) / measured;
   }
+  add_rates(row, row["median_s"], double(n) * n * n, bytes, double(calc.flops.total()), ctx);
+  return row;
+}
+
+// Saguaro's Kokkos backend (default partition: it prints no buffering strategies yet) on the
+// configured Kokkos's execution space: "n/a" with the reason when this build has no Kokkos.
+json run_kokkos(Context& ctx, const bench::Benchmark& b, const bench::LoadedBenchmark& lb,
+                const Reference& ref, double bytes) {
+  const Options& opt = ctx.opt;
+  const calc::Calculation& calc = lb.calculation();
+  const int n = opt.n, g = runtime::required_margin(calc).max();
+  json row{{"system", "saguaro-kokkos"}, {"kind", "rhs"}, {"mapping", "default (Kokkos MDRange)"}};
+  const runtime::BackendEntry* entry = runtime::find_backend("kokkos");
+  std::string why;
+  if (entry == nullptr || (entry->available && !entry->available(&why))) {
+    row["status"] = "n/a";
+    row["error"] = entry == nullptr ? "no kokkos backend" : why;
+    return row;
+  }
+  runtime::BackendOptions bo;
+  bo.cache_dir = opt.cache;
+  auto backend = runtime::make_backend("kokkos", bo);
+  auto compiled = backend->compile(lb.program);
+  runtime::CompiledCalculation& rhs = *compiled[lb.rhs];
+  Patch patch(lb.program, calc, n, backend->space(), b.fill);
+  rhs.run(patch.args);
+  json verdict = check(ref, patch, n, g);
+  row.update(verdict);
+  if (verdict["status"] != "ok") {
+    ctx.failed = true;
+    return row;
+  }
+  const std::vector<double> wall = time_batches(
+      opt, [&] { rhs.run(patch.args); }, backend->space());
+  row["wall"] = statistics(wall);
+  row["median_s"] = runtime::median(wall);
   add_rates(row, row["median_s"], double(n) * n * n, bytes, double(calc.flops.total()), ctx);
   return row;
 }
@@ -828,6 +865,15 @@ int run(Context& ctx) {
               {"system", "naive-cuda"}, {"kind", "rhs"}, {"status", "failed"}, {"error", e.what()}};
           ctx.failed = true;
         }
+      }
+      print_row(b.name, row);
+      result["systems"].push_back(row);
+      try {
+        row = run_kokkos(ctx, b, lb, ref, bytes);
+      } catch (const std::exception& e) {
+        row = json{
+            {"system", "saguaro-kokkos"}, {"kind", "rhs"}, {"status", "failed"}, {"error", e.what()}};
+        ctx.failed = true;
       }
       print_row(b.name, row);
       result["systems"].push_back(row);

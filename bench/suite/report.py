@@ -30,8 +30,9 @@ PEERS = ("jax", "cupy", "torch")
 # The benchmarks the roofline and peer targets are set for (the B1-B4); B5 is measured
 # against them without a target.
 TARGET_BENCHMARKS = ("wave2", "wave8", "microbench", "maxwell")
-ORDER = ("saguaro-model", "saguaro-default", "naive-cuda") + PEERS
+ORDER = ("saguaro-model", "saguaro-default", "saguaro-kokkos", "naive-cuda") + PEERS
 LABEL = {"saguaro-model": "Saguaro (model's mapping)", "saguaro-default": "Saguaro (default mapping)",
+         "saguaro-kokkos": "Saguaro (Kokkos)",
          "naive-cuda": "naive CUDA", "jax": "JAX (jax.jit)", "cupy": "CuPy", "torch": "torch.compile"}
 
 
