@@ -294,11 +294,33 @@ void add_rates(json& row, double seconds, double points, double bytes, double fl
 }
 
 // Saguaro under `method`: map, compile with the CUDA backend, check, time.
+// Runs `rhs` once on a fresh patch of `space` and checks it against the reference (into `row`);
+// when it agrees, times it (row's "wall" and "median_s"). False when it disagrees.
+bool check_and_time(Context& ctx, const bench::Benchmark& b, const bench::LoadedBenchmark& lb,
+                    const runtime::CompiledCalculation& rhs, runtime::ArraySpace& space,
+                    const Reference& ref, json& row) {
+  const calc::Calculation& calc = lb.calculation();
+  const int n = ctx.opt.n, g = runtime::required_margin(calc).max();
+  Patch patch(lb.program, calc, n, space, b.fill);
+  rhs.run(patch.args);
+  json verdict = check(ref, patch, n, g);
+  row.update(verdict);
+  if (verdict["status"] != "ok") {
+    ctx.failed = true;
+    return false;
+  }
+  const std::vector<double> wall = time_batches(
+      ctx.opt, [&] { rhs.run(patch.args); }, space);
+  row["wall"] = statistics(wall);
+  row["median_s"] = runtime::median(wall);
+  return true;
+}
+
 json run_saguaro(Context& ctx, const bench::Benchmark& b, const bench::LoadedBenchmark& lb,
                  mapper::Method method, const Reference& ref, double bytes) {
   const Options& opt = ctx.opt;
   const calc::Calculation& calc = lb.calculation();
-  const int n = opt.n, g = runtime::required_margin(calc).max();
+  const int n = opt.n;
   json row{{"system", method == mapper::Method::Model ? "saguaro-model" : "saguaro-default"},
            {"kind", "rhs"}};
   mapper::MapperOptions mo;
@@ -329,18 +351,7 @@ json run_saguaro(Context& ctx, const bench::Benchmark& b, const bench::LoadedBen
   auto backend = runtime::make_backend("cuda", bo);
   auto compiled = backend->compile(lb.program, mappings);
   runtime::CompiledCalculation& rhs = *compiled[lb.rhs];
-  Patch patch(lb.program, calc, n, backend->space(), b.fill);
-  rhs.run(patch.args);
-  json verdict = check(ref, patch, n, g);
-  row.update(verdict);
-  if (verdict["status"] != "ok") {
-    ctx.failed = true;
-    return row;
-  }
-  const std::vector<double> wall = time_batches(
-      opt, [&] { rhs.run(patch.args); }, backend->space());
-  row["wall"] = statistics(wall);
-  row["median_s"] = runtime::median(wall);
+  if (!check_and_time(ctx, b, lb, rhs, backend->space(), ref, row)) return row;
   // Kernel time per run from the CUDA events: all launches of the run are summed, kernel by
   // kernel in launch order (the check's run and the warm-up left out).
   std::vector<double> per_run;
@@ -376,7 +387,7 @@ json run_kokkos(Context& ctx, const bench::Benchmark& b, const bench::LoadedBenc
                 const Reference& ref, double bytes) {
   const Options& opt = ctx.opt;
   const calc::Calculation& calc = lb.calculation();
-  const int n = opt.n, g = runtime::required_margin(calc).max();
+  const int n = opt.n;
   json row{{"system", "saguaro-kokkos"}, {"kind", "rhs"}, {"mapping", "default (Kokkos MDRange)"}};
   const runtime::BackendEntry* entry = runtime::find_backend("kokkos");
   std::string why;
@@ -390,18 +401,7 @@ json run_kokkos(Context& ctx, const bench::Benchmark& b, const bench::LoadedBenc
   auto backend = runtime::make_backend("kokkos", bo);
   auto compiled = backend->compile(lb.program);
   runtime::CompiledCalculation& rhs = *compiled[lb.rhs];
-  Patch patch(lb.program, calc, n, backend->space(), b.fill);
-  rhs.run(patch.args);
-  json verdict = check(ref, patch, n, g);
-  row.update(verdict);
-  if (verdict["status"] != "ok") {
-    ctx.failed = true;
-    return row;
-  }
-  const std::vector<double> wall = time_batches(
-      opt, [&] { rhs.run(patch.args); }, backend->space());
-  row["wall"] = statistics(wall);
-  row["median_s"] = runtime::median(wall);
+  if (!check_and_time(ctx, b, lb, rhs, backend->space(), ref, row)) return row;
   add_rates(row, row["median_s"], double(n) * n * n, bytes, double(calc.flops.total()), ctx);
   return row;
 }
@@ -871,8 +871,10 @@ int run(Context& ctx) {
       try {
         row = run_kokkos(ctx, b, lb, ref, bytes);
       } catch (const std::exception& e) {
-        row = json{
-            {"system", "saguaro-kokkos"}, {"kind", "rhs"}, {"status", "failed"}, {"error", e.what()}};
+        row = json{{"system", "saguaro-kokkos"},
+                   {"kind", "rhs"},
+                   {"status", "failed"},
+                   {"error", e.what()}};
         ctx.failed = true;
       }
       print_row(b.name, row);

@@ -91,38 +91,11 @@ const Helper kHelpers[] = {
 #undef SAGUARO_WRAP1
 #undef SAGUARO_WRAP2
 
+// The C++ backend's helpers, but the two the host compiler inlines best as they are.
 const char* helper_for(Function fn) {
-  switch (fn) {
-  case Function::Sin: return "saguaro_sin";
-  case Function::Cos: return "saguaro_cos";
-  case Function::Tan: return "saguaro_tan";
-  case Function::Asin: return "saguaro_asin";
-  case Function::Acos: return "saguaro_acos";
-  case Function::Atan: return "saguaro_atan";
-  case Function::Atan2: return "saguaro_atan2";
-  case Function::Sinh: return "saguaro_sinh";
-  case Function::Cosh: return "saguaro_cosh";
-  case Function::Tanh: return "saguaro_tanh";
-  case Function::Exp: return "saguaro_exp";
-  case Function::Log: return "saguaro_log";
-  case Function::Sqrt: return "std::sqrt";
-  case Function::Abs: return "std::fabs";
-  case Function::Pow: return "saguaro_pow";
-  case Function::Min: return "saguaro_fmin";
-  case Function::Max: return "saguaro_fmax";
-  case Function::Sign: return "saguaro_sign";
-  case Function::Fmod: return "saguaro_fmod";
-  case Function::IfThen: return "saguaro_if";
-  }
-  return "?";
-}
-
-std::string offset_suffix(int dy, int dz) {
-  if (dy == 0 && dz == 0) return "";
-  auto part = [](const char* axis, int d) {
-    return std::string("_") + axis + (d < 0 ? "m" : "") + std::to_string(std::abs(d));
-  };
-  return part("y", dy) + part("z", dz);
+  if (fn == Function::Sqrt) return "std::sqrt";
+  if (fn == Function::Abs) return "std::fabs";
+  return saguaro_helper(fn);
 }
 
 // Emits one calculation's function under one mapping.
@@ -217,9 +190,9 @@ private:
         if (written.count(n.index)) {
           pointer = "w" + std::to_string(n.index); // at the point itself: plan_kernels checks
         } else {
-          pointer = "r" + std::to_string(n.index) + offset_suffix(dy, dz);
+          pointer = "r" + std::to_string(n.index) + row_offset_suffix(dy, dz);
           rows[{n.index, dy, dz}] = pointer;
-          if (dy != 0 || dz != 0) row_offsets[{dy, dz}] = "o" + offset_suffix(dy, dz);
+          if (dy != 0 || dz != 0) row_offsets[{dy, dz}] = "o" + row_offset_suffix(dy, dz);
         }
         text = pointer + "[i" +
                (dx == 0 ? "" : (dx > 0 ? " + " : " - ") + std::to_string(std::abs(dx))) + "]";
@@ -287,7 +260,7 @@ private:
       if (dy == 0 && dz == 0)
         o << "row;\n";
       else
-        o << "(row + o" << offset_suffix(dy, dz) << ");\n";
+        o << "(row + o" << row_offset_suffix(dy, dz) << ");\n";
     }
     for (int g : written)
       o << "          double* __restrict__ const w" << g << " = f" << g << " + row;\n";

@@ -9,6 +9,41 @@
 
 namespace saguaro::codegen {
 
+const char* saguaro_helper(calc::Function fn) {
+  using calc::Function;
+  switch (fn) {
+  case Function::Sin: return "saguaro_sin";
+  case Function::Cos: return "saguaro_cos";
+  case Function::Tan: return "saguaro_tan";
+  case Function::Asin: return "saguaro_asin";
+  case Function::Acos: return "saguaro_acos";
+  case Function::Atan: return "saguaro_atan";
+  case Function::Atan2: return "saguaro_atan2";
+  case Function::Sinh: return "saguaro_sinh";
+  case Function::Cosh: return "saguaro_cosh";
+  case Function::Tanh: return "saguaro_tanh";
+  case Function::Exp: return "saguaro_exp";
+  case Function::Log: return "saguaro_log";
+  case Function::Sqrt: return "saguaro_sqrt";
+  case Function::Abs: return "saguaro_fabs";
+  case Function::Pow: return "saguaro_pow";
+  case Function::Min: return "saguaro_fmin";
+  case Function::Max: return "saguaro_fmax";
+  case Function::Sign: return "saguaro_sign";
+  case Function::Fmod: return "saguaro_fmod";
+  case Function::IfThen: return "saguaro_if";
+  }
+  return "?";
+}
+
+std::string row_offset_suffix(int dy, int dz) {
+  if (dy == 0 && dz == 0) return "";
+  auto part = [](const char* axis, int d) {
+    return std::string("_") + axis + (d < 0 ? "m" : "") + std::to_string(std::abs(d));
+  };
+  return part("y", dy) + part("z", dz);
+}
+
 using calc::Function;
 using calc::Node;
 using calc::NodeId;

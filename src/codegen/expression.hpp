@@ -15,6 +15,13 @@
 
 namespace saguaro::codegen {
 
+// "saguaro_sin", ...: the helper a prelude defines for a function call, the names the C++ and
+// Kokkos dialects share (the C++ one spells sqrt and fabs as std::).
+const char* saguaro_helper(calc::Function fn);
+
+// "_y1_zm2": the name part of a row offset (dy, dz) in generated names; "" for (0, 0).
+std::string row_offset_suffix(int dy, int dz);
+
 class ExpressionEmitter {
 public:
   explicit ExpressionEmitter(const calc::Dag& dag) : dag_(dag) {}

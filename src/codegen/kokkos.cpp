@@ -71,41 +71,6 @@ const Helper kHelpers[] = {
 #undef SAGUARO_KOKKOS_WRAP1
 #undef SAGUARO_KOKKOS_WRAP2
 
-const char* helper_for(Function fn) {
-  switch (fn) {
-  case Function::Sin: return "saguaro_sin";
-  case Function::Cos: return "saguaro_cos";
-  case Function::Tan: return "saguaro_tan";
-  case Function::Asin: return "saguaro_asin";
-  case Function::Acos: return "saguaro_acos";
-  case Function::Atan: return "saguaro_atan";
-  case Function::Atan2: return "saguaro_atan2";
-  case Function::Sinh: return "saguaro_sinh";
-  case Function::Cosh: return "saguaro_cosh";
-  case Function::Tanh: return "saguaro_tanh";
-  case Function::Exp: return "saguaro_exp";
-  case Function::Log: return "saguaro_log";
-  case Function::Sqrt: return "saguaro_sqrt";
-  case Function::Abs: return "saguaro_fabs";
-  case Function::Pow: return "saguaro_pow";
-  case Function::Min: return "saguaro_fmin";
-  case Function::Max: return "saguaro_fmax";
-  case Function::Sign: return "saguaro_sign";
-  case Function::Fmod: return "saguaro_fmod";
-  case Function::IfThen: return "saguaro_if";
-  }
-  return "?";
-}
-
-// "_y1_zm2": the name part of a row offset (dy, dz); "" for (0, 0).
-std::string offset_suffix(int dy, int dz) {
-  if (dy == 0 && dz == 0) return "";
-  auto part = [](const char* axis, int d) {
-    return std::string("_") + axis + (d < 0 ? "m" : "") + std::to_string(std::abs(d));
-  };
-  return part("y", dy) + part("z", dz);
-}
-
 // Emits one calculation's function under one mapping.
 class KokkosEmitter : public ExpressionEmitter {
 public:
@@ -161,7 +126,7 @@ public:
   }
 
 private:
-  std::string function_name(Function fn) const override { return helper_for(fn); }
+  std::string function_name(Function fn) const override { return saguaro_helper(fn); }
   std::string uniform_leaf(const Node& n) const override {
     switch (n.op) {
     case Op::Parameter: return "args->parameters[" + std::to_string(n.index) + "]";
@@ -174,7 +139,7 @@ private:
   std::string load(int g, int dx, int dy, int dz) {
     std::string at = "p";
     if (dy != 0 || dz != 0) {
-      const std::string name = "o" + offset_suffix(dy, dz);
+      const std::string name = "o" + row_offset_suffix(dy, dz);
       row_offsets_[{dy, dz}] = name;
       at += " + " + name;
     }
