@@ -28,6 +28,7 @@ launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSAGUARO_FUZZ=ON -DSAGUARO_BUILD_TESTS=OFF -DSAGUARO_BUILD_BENCH=OFF -DSAGUARO_WITH_CUDA=OFF \
+  -DSAGUARO_KOKKOS=OFF \
   "${launcher[@]}" >/dev/null
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]/#/fuzz_}"
 
