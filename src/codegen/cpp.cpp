@@ -1,4 +1,5 @@
 #include "codegen/cpp.hpp"
+#include "codegen/cpu_args_emitter.hpp"
 
 #include "codegen/expression.hpp"
 
@@ -99,16 +100,13 @@ const char* helper_for(Function fn) {
 }
 
 // Emits one calculation's function under one mapping.
-class CalculationEmitter : public ExpressionEmitter {
+class CalculationEmitter : public CpuArgsEmitter {
 public:
   CalculationEmitter(const calc::Calculation& calc, const calc::Mapping& mapping)
-      : ExpressionEmitter(calc.dag), calc_(calc), mapping_(mapping) {}
+      : CpuArgsEmitter(calc, mapping) {}
 
   std::string emit(const std::string& function_name) {
-    const calc::Calculation& c = calc_;
-    const std::vector<calc::KernelPlan> plans = calc::plan_kernels(c, mapping_);
-    temporaries_ = calc::temporary_arrays(mapping_);
-    for (std::size_t t = 0; t < temporaries_.size(); ++t) slots_.emplace(temporaries_[t], int(t));
+    const std::vector<calc::KernelPlan> plans = calc::plan_kernels(calc_, mapping_);
 
     // Emit the loop bodies first: they decide which hoisted factors exist.
     std::vector<std::string> kernel_text;
@@ -116,39 +114,11 @@ public:
       kernel_text.push_back(emit_kernel(int(k), plans[k]));
 
     std::ostringstream o;
-    o << "// Calculation '" << c.name << "'";
-    if (!c.schedule_bin.empty())
-      o << " (scheduled " << c.schedule_word << " " << c.schedule_bin << ")";
-    o << ": " << c.stages.size() << (c.stages.size() == 1 ? " stage, " : " stages, ")
-      << plans.size() << (plans.size() == 1 ? " kernel, " : " kernels, ") << c.node_count
-      << " DAG nodes, " << c.flops.total() << " flops per point.\n";
-    o << "extern \"C\" void " << function_name << "(const saguaro_cpu_args* args) {\n";
-    o << "  const std::ptrdiff_t sj = args->pitch;\n";
-    o << "  const std::ptrdiff_t sk = std::ptrdiff_t(args->pitch) * args->alloc[1];\n";
+    o << function_head(function_name, plans);
     o << "  (void)sj;\n  (void)sk;\n";
     o << "#pragma omp parallel\n  {\n";
-    // Grid function and scratch array base pointers.
-    for (std::size_t g = 0; g < c.grid_functions.size(); ++g)
-      if (used_fields_.count(int(g)))
-        o << "    double* const f" << g << " = args->fields[" << g << "]; // "
-          << c.grid_functions[g].name << "\n";
-    for (std::size_t t = 0; t < temporaries_.size(); ++t)
-      o << "    double* const t" << t << " = args->temporaries[" << t << "]; // node "
-        << temporaries_[t] << "\n";
-    for (int a = 0; a < 3; ++a)
-      if (coordinate_axes_.count(a))
-        o << "    const double origin" << a << " = args->origin[" << a << "], spacing" << a
-          << " = args->spacing[" << a << "];\n    const int ioff" << a << " = args->index_offset["
-          << a << "];\n";
-    // Uniform values, computed once per thread.
-    std::set<NodeId> uniform;
-    for (const calc::KernelPlan& plan : plans)
-      for (NodeId id : plan.nodes)
-        if (dag_.node(id).uniform && dag_.node(id).op != Op::Constant) uniform.insert(id);
-    if (!uniform.empty() || !hoisted().empty()) o << "    // Values uniform over the grid.\n";
-    for (NodeId id : uniform) o << "    const double u" << id << " = " << uniform_expr(id) << ";\n";
-    for (const auto& [name, text] : hoisted())
-      o << "    const double " << name << " = " << text << ";\n";
+    // Grid function and scratch array base pointers, then the uniform values, once per thread.
+    o << bindings("    ") << uniform_values(plans, "    ");
     for (const std::string& text : kernel_text) o << text;
     o << "  }\n}\n";
     return o.str();
@@ -156,13 +126,6 @@ public:
 
 private:
   std::string function_name(Function fn) const override { return helper_for(fn); }
-  std::string uniform_leaf(const Node& n) const override {
-    switch (n.op) {
-    case Op::Parameter: return "args->parameters[" + std::to_string(n.index) + "]";
-    case Op::Spacing: return "args->spacing[" + std::to_string(n.index) + "]";
-    default: return "args->time";
-    }
-  }
 
   // The loop nest of kernel `k`: plan.nodes at every point of its stage's region, after the
   // earlier kernels' temporaries it uses are loaded; then its stores and its temporaries.
@@ -280,13 +243,6 @@ private:
     o << "          }\n        }\n      }\n    }\n";
     return o.str();
   }
-
-  const calc::Calculation& calc_;
-  const calc::Mapping& mapping_;
-  std::vector<NodeId> temporaries_; // scratch arrays, calc::temporary_arrays order
-  std::map<NodeId, int> slots_;     // node -> its scratch array
-  std::set<int> used_fields_;
-  std::set<int> coordinate_axes_;
 };
 
 } // namespace

@@ -1,6 +1,7 @@
 #include "codegen/kokkos.hpp"
 
 #include "codegen/cpp.hpp"
+#include "codegen/cpu_args_emitter.hpp"
 #include "codegen/expression.hpp"
 
 #include <cstdlib>
@@ -72,16 +73,13 @@ const Helper kHelpers[] = {
 #undef SAGUARO_KOKKOS_WRAP2
 
 // Emits one calculation's function under one mapping.
-class KokkosEmitter : public ExpressionEmitter {
+class KokkosEmitter : public CpuArgsEmitter {
 public:
   KokkosEmitter(const calc::Calculation& calc, const calc::Mapping& mapping)
-      : ExpressionEmitter(calc.dag), calc_(calc), mapping_(mapping) {}
+      : CpuArgsEmitter(calc, mapping) {}
 
   std::string emit(const std::string& function_name) {
-    const calc::Calculation& c = calc_;
-    const std::vector<calc::KernelPlan> plans = calc::plan_kernels(c, mapping_);
-    temporaries_ = calc::temporary_arrays(mapping_);
-    for (std::size_t t = 0; t < temporaries_.size(); ++t) slots_.emplace(temporaries_[t], int(t));
+    const std::vector<calc::KernelPlan> plans = calc::plan_kernels(calc_, mapping_);
 
     // The kernels first: they decide which hoisted factors, fields and offsets exist.
     std::vector<std::string> kernel_text;
@@ -89,37 +87,12 @@ public:
       kernel_text.push_back(emit_kernel(function_name, int(k), plans[k]));
 
     std::ostringstream o;
-    o << "// Calculation '" << c.name << "'";
-    if (!c.schedule_bin.empty())
-      o << " (scheduled " << c.schedule_word << " " << c.schedule_bin << ")";
-    o << ": " << c.stages.size() << (c.stages.size() == 1 ? " stage, " : " stages, ")
-      << plans.size() << (plans.size() == 1 ? " kernel, " : " kernels, ") << c.node_count
-      << " DAG nodes, " << c.flops.total() << " flops per point.\n";
-    o << "extern \"C\" void " << function_name << "(const saguaro_cpu_args* args) {\n";
-    o << "  const std::ptrdiff_t sj = args->pitch;\n";
-    o << "  const std::ptrdiff_t sk = std::ptrdiff_t(args->pitch) * args->alloc[1];\n";
-    for (int g : used_fields_)
-      o << "  double* const f" << g << " = args->fields[" << g << "]; // "
-        << c.grid_functions[g].name << "\n";
-    for (std::size_t t = 0; t < temporaries_.size(); ++t)
-      o << "  double* const t" << t << " = args->temporaries[" << t << "]; // node "
-        << temporaries_[t] << "\n";
-    for (int a : coordinate_axes_)
-      o << "  const double origin" << a << " = args->origin[" << a << "], spacing" << a
-        << " = args->spacing[" << a << "];\n  const int ioff" << a << " = args->index_offset[" << a
-        << "];\n";
+    o << function_head(function_name, plans) << bindings("  ");
     for (const auto& [d, name] : row_offsets_)
       o << "  const std::ptrdiff_t " << name << " = " << d.first << " * sj + " << d.second
         << " * sk;\n";
     // Uniform values, computed once on the host and captured by the kernels.
-    std::set<NodeId> uniform;
-    for (const calc::KernelPlan& plan : plans)
-      for (NodeId id : plan.nodes)
-        if (dag_.node(id).uniform && dag_.node(id).op != Op::Constant) uniform.insert(id);
-    if (!uniform.empty() || !hoisted().empty()) o << "  // Values uniform over the grid.\n";
-    for (NodeId id : uniform) o << "  const double u" << id << " = " << uniform_expr(id) << ";\n";
-    for (const auto& [name, text] : hoisted())
-      o << "  const double " << name << " = " << text << ";\n";
+    o << uniform_values(plans, "  ");
     for (const std::string& text : kernel_text) o << text;
     o << "  Kokkos::fence();\n}\n";
     return o.str();
@@ -127,13 +100,6 @@ public:
 
 private:
   std::string function_name(Function fn) const override { return saguaro_helper(fn); }
-  std::string uniform_leaf(const Node& n) const override {
-    switch (n.op) {
-    case Op::Parameter: return "args->parameters[" + std::to_string(n.index) + "]";
-    case Op::Spacing: return "args->spacing[" + std::to_string(n.index) + "]";
-    default: return "args->time";
-    }
-  }
 
   // The load of grid function `g` at offset (dx, dy, dz) from point p.
   std::string load(int g, int dx, int dy, int dz) {
@@ -228,12 +194,6 @@ private:
     return o.str();
   }
 
-  const calc::Calculation& calc_;
-  const calc::Mapping& mapping_;
-  std::vector<NodeId> temporaries_; // scratch arrays, calc::temporary_arrays order
-  std::map<NodeId, int> slots_;     // node -> its scratch array
-  std::set<int> used_fields_;
-  std::set<int> coordinate_axes_;
   std::map<std::pair<int, int>, std::string> row_offsets_; // (dy, dz) -> its name
 };
 
