@@ -27,7 +27,7 @@ struct ArrayBox {
   std::array<int, 3> lo{0, 0, 0}, hi{0, 0, 0};
   int pitch = 0; // points between consecutive rows; 0: alloc[0] (unpadded)
   std::size_t volume() const;
-  int row_pitch() const { return pitch > 0 ? pitch : alloc[0]; }
+  int row_pitch() const { return runtime::row_pitch(pitch, alloc[0]); }
 };
 
 // One rank's part of a reduction; the caller combines ranks (grid::reduce_norms).

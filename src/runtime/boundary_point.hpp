@@ -19,6 +19,12 @@
 
 namespace saguaro::runtime {
 
+// The points between consecutive rows of arrays `nx` points wide stored with row pitch `pitch`
+// (grid::Patch::pitch); 0 stands for unpadded rows, as in ArrayBox, KernelArgs and OuterFaces.
+SAGUARO_HOST_DEVICE inline int row_pitch(int pitch, int nx) {
+  return pitch > 0 ? pitch : nx;
+}
+
 // A patch's outer faces as the boundary conditions see them (trivially copyable: it is passed
 // to CUDA kernels by value).
 struct OuterFaces {
@@ -45,7 +51,7 @@ SAGUARO_HOST_DEVICE inline bool in_outer_layer(const OuterFaces& f, int i, int j
 }
 
 SAGUARO_HOST_DEVICE inline long long linear(const OuterFaces& f, int i, int j, int k) {
-  return (static_cast<long long>(k) * f.alloc[1] + j) * (f.pitch > 0 ? f.pitch : f.alloc[0]) + i;
+  return (static_cast<long long>(k) * f.alloc[1] + j) * row_pitch(f.pitch, f.alloc[0]) + i;
 }
 
 // Flat: the point whose value an outer point takes: every outer coordinate moved to the

@@ -39,7 +39,7 @@ struct KernelArgs {
   // "interior" or "boundary shell" when the host splits it around a ghost exchange.
   std::string region;
 
-  int row_pitch() const { return pitch > 0 ? pitch : alloc[0]; }
+  int row_pitch() const { return runtime::row_pitch(pitch, alloc[0]); }
   // Points of an array of this shape: row_pitch() * alloc[1] * alloc[2].
   std::size_t array_points() const {
     return std::size_t(row_pitch()) * std::size_t(alloc[1]) * std::size_t(alloc[2]);

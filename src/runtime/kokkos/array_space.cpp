@@ -115,8 +115,7 @@ public:
       if (wrap[a] && alloc[a] - 2 * ghost < ghost)
         throw std::invalid_argument("wrap_ghosts: fewer owned points than ghost layers");
     const int w[3] = {wrap[0], wrap[1], wrap[2]};
-    const int row = pitch > 0 ? pitch : alloc[0];
-    for (double* f : fields) t_.wrap_ghosts(f, alloc.data(), row, ghost, w);
+    for (double* f : fields) t_.wrap_ghosts(f, alloc.data(), row_pitch(pitch, alloc[0]), ghost, w);
   }
 
   BoxSums reduce(const double* field, const ArrayBox& box) override {
