@@ -839,46 +839,29 @@ int run(Context& ctx) {
     if (gpu) {
       json result = entry;
       result["systems"] = json::array();
-      for (mapper::Method m : {mapper::Method::Model, mapper::Method::Default}) {
+      // One row per system; a system that throws is a "failed" row, and the suite fails.
+      auto add_row = [&](const std::string& system, const std::function<json()>& run) {
         json row;
         try {
-          row = run_saguaro(ctx, b, lb, m, ref, bytes);
+          row = run();
         } catch (const std::exception& e) {
-          row = json{{"system", m == mapper::Method::Model ? "saguaro-model" : "saguaro-default"},
-                     {"kind", "rhs"},
-                     {"status", "failed"},
-                     {"error", e.what()}};
+          row =
+              json{{"system", system}, {"kind", "rhs"}, {"status", "failed"}, {"error", e.what()}};
           ctx.failed = true;
         }
         print_row(b.name, row);
         result["systems"].push_back(row);
-      }
-      json row;
-      if (!b.no_naive.empty()) {
-        row = json{
-            {"system", "naive-cuda"}, {"kind", "rhs"}, {"status", "n/a"}, {"error", b.no_naive}};
-      } else {
-        try {
-          row = run_naive(ctx, *naive, b, lb, ref, bytes);
-        } catch (const std::exception& e) {
-          row = json{
-              {"system", "naive-cuda"}, {"kind", "rhs"}, {"status", "failed"}, {"error", e.what()}};
-          ctx.failed = true;
-        }
-      }
-      print_row(b.name, row);
-      result["systems"].push_back(row);
-      try {
-        row = run_kokkos(ctx, b, lb, ref, bytes);
-      } catch (const std::exception& e) {
-        row = json{{"system", "saguaro-kokkos"},
-                   {"kind", "rhs"},
-                   {"status", "failed"},
-                   {"error", e.what()}};
-        ctx.failed = true;
-      }
-      print_row(b.name, row);
-      result["systems"].push_back(row);
+      };
+      for (mapper::Method m : {mapper::Method::Model, mapper::Method::Default})
+        add_row(m == mapper::Method::Model ? "saguaro-model" : "saguaro-default",
+                [&] { return run_saguaro(ctx, b, lb, m, ref, bytes); });
+      add_row("naive-cuda", [&] {
+        if (!b.no_naive.empty())
+          return json{
+              {"system", "naive-cuda"}, {"kind", "rhs"}, {"status", "n/a"}, {"error", b.no_naive}};
+        return run_naive(ctx, *naive, b, lb, ref, bytes);
+      });
+      add_row("saguaro-kokkos", [&] { return run_kokkos(ctx, b, lb, ref, bytes); });
       benchmarks.push_back(result);
     }
 
