@@ -31,8 +31,8 @@ inline runtime::KernelArgs device_patch(const calc::Program& program, const calc
   const int g = runtime::required_margin(calc).max();
   runtime::KernelArgs args;
   args.alloc = {n + 2 * g, n + 2 * g, n + 2 * g};
-  args.pitch = (args.alloc[0] + row_alignment - 1) / row_alignment * row_alignment;
-  const std::size_t offset = std::size_t((row_alignment - g % row_alignment) % row_alignment);
+  args.pitch = runtime::aligned_pitch(args.alloc[0], row_alignment);
+  const std::size_t offset = std::size_t(runtime::aligned_row_offset(g, row_alignment));
   args.lo = {g, g, g};
   args.hi = {g + n, g + n, g + n};
   args.spacing = {1.0 / n, 1.0 / n, 1.0 / n};

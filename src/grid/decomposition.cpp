@@ -49,13 +49,11 @@ Index3 Patch::alloc() const {
 }
 
 int Patch::pitch() const {
-  const int n = alloc()[0], m = std::max(1, spec.row_alignment);
-  return (n + m - 1) / m * m;
+  return runtime::aligned_pitch(alloc()[0], spec.row_alignment);
 }
 
 int Patch::row_offset() const {
-  const int m = std::max(1, spec.row_alignment);
-  return (m - ghost() % m) % m;
+  return runtime::aligned_row_offset(ghost(), spec.row_alignment);
 }
 
 std::size_t Patch::points() const {

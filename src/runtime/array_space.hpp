@@ -148,6 +148,18 @@ private:
 std::vector<ArrayBox> wrapped_ghost_boxes(const std::array<int, 3>& alloc, int pitch, int ghost,
                                           const std::array<bool, 3>& wrap);
 
+// The padded layout of grid::Patch (GridSpec::row_alignment): rows of `nx` points padded to a
+// multiple of `alignment` points, and the points an array starts past an aligned address so
+// that index `ghost` (the first owned point) of every row is aligned. alignment 1: unpadded.
+inline int aligned_pitch(int nx, int alignment) {
+  const int m = alignment > 1 ? alignment : 1;
+  return (nx + m - 1) / m * m;
+}
+inline int aligned_row_offset(int ghost, int alignment) {
+  const int m = alignment > 1 ? alignment : 1;
+  return (m - ghost % m) % m;
+}
+
 // The host memory space (OpenMP loops); one object for the process.
 ArraySpace& host_space();
 
