@@ -80,6 +80,8 @@ public:
   int ghost_width() const { return ghost_; }
   const std::string& output_dir() const { return out_dir_; }
   const schedule::Timers& timers() const { return timers_; }
+  // The run's decisions (mappings, the empirical finish's candidates and verdict, launches).
+  const mapper::RunPlan& run_plan() const { return plan_; }
   // Wall-clock seconds of each iteration of the evolution loop (PRESTEP to ANALYSIS, the
   // backend's queue drained at its end): what one whole time step costs.
   const std::vector<double>& step_seconds() const { return step_seconds_; }

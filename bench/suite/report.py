@@ -2,7 +2,8 @@
 peers.py's (JAX, CuPy, torch.compile) merged into one JSON, a Markdown table and a bar chart
 (% of the roofline and % of the FP64 peak per benchmark per system), with the issue's targets
 checked:
-  - B1-B4 with the model's mapping >= 85% of the roofline (compulsory bytes / triad bandwidth);
+  - B1-B4 with the mapping a run chooses >= 90% of the roofline (compulsory bytes / triad
+    bandwidth), and never below the naive kernel;
   - Saguaro (model's mapping) >= 1.2x the fastest peer on each of B1-B4;
   - the model's mapping at least as fast as the default mapping on every benchmark (B5 too)
     and whole step.
@@ -24,14 +25,15 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from numbers_common import num, us  # noqa: E402
 
-ROOFLINE_TARGET = 85.0
+ROOFLINE_TARGET = 90.0  # issue 20: a run's choice >= 90% of the triad roofline
 PEER_TARGET = 1.2
 PEERS = ("jax", "cupy", "torch")
 # The benchmarks the roofline and peer targets are set for (the issue's B1-B4); B5 is measured
 # against them without a target.
 TARGET_BENCHMARKS = ("wave2", "wave8", "microbench", "maxwell")
-ORDER = ("saguaro-model", "saguaro-default", "saguaro-kokkos", "naive-cuda") + PEERS
-LABEL = {"saguaro-model": "Saguaro (model's mapping)", "saguaro-default": "Saguaro (default mapping)",
+ORDER = ("saguaro-run", "saguaro-model", "saguaro-default", "saguaro-kokkos", "naive-cuda") + PEERS
+LABEL = {"saguaro-run": "Saguaro (a run's choice: model + empirical finish)",
+         "saguaro-model": "Saguaro (model's mapping)", "saguaro-default": "Saguaro (default mapping)",
          "saguaro-kokkos": "Saguaro (Kokkos)",
          "naive-cuda": "naive CUDA", "jax": "JAX (jax.jit)", "cupy": "CuPy", "torch": "torch.compile"}
 
@@ -132,12 +134,21 @@ def find(rows, bench, kind, system):
 def targets(rows, title_of):
     out = []
     for bench in [b for b in title_of if b in TARGET_BENCHMARKS]:
-        model = find(rows, bench, "rhs", "saguaro-model")
-        default = find(rows, bench, "rhs", "saguaro-default")
+        # The mapping a run chooses (the model's pick checked by the empirical finish); the
+        # model's pick alone where the suite had no such row.
+        run = find(rows, bench, "rhs", "saguaro-run")
+        model = run if run else find(rows, bench, "rhs", "saguaro-model")
+        who_saguaro = "a run's choice" if run else "model's mapping"
         t_model = model["median_s"] if model and model["status"] == "ok" else None
         pct = model.get("percent_of_roofline") if model else None
-        out.append({"benchmark": bench, "target": f"model's mapping >= {ROOFLINE_TARGET:.0f}% of roofline",
+        out.append({"benchmark": bench, "target": f"{who_saguaro} >= {ROOFLINE_TARGET:.0f}% of roofline",
                     "value": pct, "met": pct is not None and pct >= ROOFLINE_TARGET})
+        naive = find(rows, bench, "rhs", "naive-cuda")
+        if naive and naive["status"] == "ok" and naive.get("median_s") and t_model:
+            ratio = naive["median_s"] / t_model
+            out.append({"benchmark": bench, "target": f"{who_saguaro} never below the naive kernel (speedup)",
+                        "value": ratio, "met": ratio >= 0.99,
+                        "note": "met within 1%, the suite's run-to-run spread" if 0.99 <= ratio < 1 else ""})
         peer_times = [(r["median_s"], r["system"]) for r in rows if r["benchmark"] == bench and r["kind"] == "rhs"
                       and r["system"] in PEERS and r["status"] == "ok" and r["median_s"]]
         if peer_times and t_model:

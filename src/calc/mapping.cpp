@@ -245,6 +245,12 @@ Mapping default_mapping(const Calculation& calc) {
   return m;
 }
 
+Mapping one_thread_per_point(const Calculation& calc) {
+  Mapping m = default_mapping(calc);
+  for (KernelMapping& k : m.kernels) k.block = BlockConfig{2, 32, 8, 1};
+  return m;
+}
+
 namespace {
 
 Mapping assign(const Calculation& calc, const BlockConfig& block, bool mixed, Buffering every) {

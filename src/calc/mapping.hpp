@@ -121,6 +121,11 @@ std::vector<NodeId> temporary_arrays(const Mapping& mapping);
 // default block configuration, every input unbuffered.
 Mapping default_mapping(const Calculation& calc);
 
+// The hand-written kernel's shape: the default partition, every input unbuffered, one thread per
+// point (block z 32x8x1: 32 x 8 threads in an x-y tile, one z plane per block). The empirical
+// finish always times it, so a run never keeps a mapping slower than the naive kernel.
+Mapping one_thread_per_point(const Calculation& calc);
+
 // The default mapping with every kernel's block configuration set to `block` and every input
 // given strategy `b` where it applies (unbuffered elsewhere). mixed_mapping gives the inputs
 // of each kernel every strategy of the list (u, r, b, p, c) in turn instead (each falling back to u

@@ -74,10 +74,13 @@ struct CudaModule {
 // calculation; an empty vector means the default mapping everywhere). Throws
 // calc::MappingError for a mapping that does not fit its calculation. Kernels named in
 // `whole_register_file` get __launch_bounds__(threads, 1) instead of (threads): ptxas may
-// then use every register a thread can have rather than spill for occupancy.
+// then use every register a thread can have rather than spill for occupancy. With `only` >= 0
+// the module holds that calculation's kernels alone (named and numbered as in the whole
+// program; the other calculations' `temporaries` entries are empty): the CUDA backend
+// compiles one module per calculation, in parallel, each cached on its own.
 CudaModule generate_cuda(const calc::Program& program,
                          const std::vector<calc::Mapping>& mappings = {},
-                         const std::set<std::string>& whole_register_file = {});
+                         const std::set<std::string>& whole_register_file = {}, int only = -1);
 
 // The blocks to launch for a kernel over the region [lo - extent_lo, hi + extent_hi):
 // ceil(n_x / t_x), ceil(n_f / t_f), ceil(n_e / t_ee) (zeros for an empty region).

@@ -1,5 +1,6 @@
 #include "mapper/run_plan.hpp"
 
+#include "mapper/code_version.hpp"
 #include "mapper/mapper.hpp"
 #include "mapper/mapping_file.hpp"
 #include "model/model.hpp"
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <exception>
 #include <stdexcept>
+#include <tuple>
 
 namespace saguaro::mapper {
 namespace {
@@ -27,11 +29,37 @@ std::vector<std::string> split_text(const std::string& text) {
   return parts;
 }
 
-// The root's search: its choice (and Saguaro::mapper_verify's runners-up) as mapping-file
+// A mapping's structure: per kernel its stage, stores and temporaries (what it computes), not
+// how (block shape, buffering).
+std::vector<std::tuple<int, std::vector<int>, std::vector<calc::NodeId>>>
+structure(const calc::Mapping& m) {
+  std::vector<std::tuple<int, std::vector<int>, std::vector<calc::NodeId>>> out;
+  for (const calc::KernelMapping& k : m.kernels) out.emplace_back(k.stage, k.stores, k.temporaries);
+  return out;
+}
+
+std::vector<calc::BlockConfig> blocks(const calc::Mapping& m) {
+  std::vector<calc::BlockConfig> out;
+  for (const calc::KernelMapping& k : m.kernels) out.push_back(k.block);
+  return out;
+}
+
+// The method word of the empirical finish's verdicts: everything a verdict depends on beyond
+// the calculation and the description (which the cache's key holds).
+std::string verdict_method(const MappingRequest& request) {
+  const std::array<long, 3>& n = request.grid;
+  return fmt::format("{} + empirical finish of {} candidates on {}, {}x{}x{} points, code {}",
+                     request.method, request.verify, request.device_name, n[0], n[1], n[2],
+                     code_version());
+}
+
+// The root's search: its choice (and the empirical finish's other candidates) as mapping-file
 // text, one file per rank of candidate, kSeparator between; "" when there is no description
-// to map for (a log line says so).
+// to map for (a log line says so). A calculation whose verdict is cached gets that mapping
+// alone (nothing to time).
 std::string search_on_root(const calc::Program& program, const MappingRequest& request,
-                           std::vector<std::string>& log) {
+                           RunPlan& plan) {
+  std::vector<std::string>& log = plan.log;
   std::optional<model::Device> device = request.device;
   std::string origin = request.device_origin;
   if (!device) {
@@ -50,31 +78,51 @@ std::string search_on_root(const calc::Program& program, const MappingRequest& r
   MapperOptions options;
   options.method = word == "exhaustive" ? Method::Exhaustive : Method::Model;
   options.grid = request.grid;
-  options.runners_up = std::max(5, request.verify);
+  options.runners_up = std::max(5, 2 * request.verify);
   MappingCache cache(request.cache_dir);
-  const bool use_cache = request.mapping_cache && request.verify == 0;
-  std::vector<MappingFile> files(std::size_t(std::max(1, request.verify)));
-  for (const calc::Calculation& c : program.calculations) {
+  const bool verify = request.verify > 0;
+  const std::string verdict_word = verify ? verdict_method(request) : std::string();
+  if (verify && request.mapping_cache)
+    plan.verdicts = VerdictCache{request.cache_dir, *device, request.grid, verdict_word};
+  std::vector<std::vector<calc::Mapping>> per_calculation;
+  std::size_t ranks = 1;
+  for (std::size_t i = 0; i < program.calculations.size(); ++i) {
+    const calc::Calculation& c = program.calculations[i];
     std::vector<calc::Mapping> chosen;
     std::string how;
-    if (auto hit =
-            use_cache ? cache.lookup(program, c, *device, options.grid, word) : std::nullopt) {
+    // A cached verdict (or, without the empirical finish, a cached choice) ends the search.
+    const std::string cached_word = verify ? verdict_word : word;
+    if (auto hit = request.mapping_cache
+                       ? cache.lookup(program, c, *device, options.grid, cached_word)
+                       : std::nullopt) {
       chosen.push_back(*hit);
-      how = "from the mapping cache";
+      how = verify ? "the empirical finish's verdict, from the mapping cache: nothing timed"
+                   : "from the mapping cache";
     } else {
       const MapResult r = map_calculation(c, *device, options);
       chosen.push_back(r.best.mapping);
-      for (const auto& m : r.runners_up) chosen.push_back(m.mapping);
       how = fmt::format("predicted {:.3f} ms; search {:.1f} ms, {} model calls",
                         r.best.seconds * 1e3, r.stats.seconds * 1e3, r.stats.model_calls);
-      if (request.mapping_cache) try {
+      if (verify) {
+        chosen = finish_candidates(c, r, request.defaults.at(i), request.verify);
+        how += fmt::format("; {} candidates to time", chosen.size());
+      } else if (request.mapping_cache) {
+        try {
           cache.store(program, c, *device, options.grid, word, r.best.mapping, r.best.seconds);
         } catch (const std::exception& e) { // a cache that cannot be written costs a search
           log.push_back(fmt::format("mapper: not cached: {}", e.what()));
         }
+      }
     }
     log.push_back(
         fmt::format("mapper: {}: {} ({})", c.name, calc::to_string(c, chosen.front()), how));
+    ranks = std::max(ranks, chosen.size());
+    per_calculation.push_back(std::move(chosen));
+  }
+  std::vector<MappingFile> files(ranks);
+  for (std::size_t i = 0; i < program.calculations.size(); ++i) {
+    const calc::Calculation& c = program.calculations[i];
+    const std::vector<calc::Mapping>& chosen = per_calculation[i];
     for (std::size_t j = 0; j < files.size(); ++j)
       files[j].entries.push_back(
           {c.name, calculation_hash(c), 0, chosen[std::min(j, chosen.size() - 1)]});
@@ -165,7 +213,7 @@ RunPlan plan_mappings(const calc::Program& program, const MappingRequest& reques
 
   std::string text, error;
   if (request.root) try {
-      text = search_on_root(program, request, plan.log);
+      text = search_on_root(program, request, plan);
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -250,6 +298,37 @@ void plan_launches(const calc::Program& program, const ExchangeRequest& request,
   }
 }
 
+std::vector<calc::Mapping> finish_candidates(const calc::Calculation& calc, const MapResult& result,
+                                             const calc::Mapping& default_mapping, int verify) {
+  std::vector<calc::Mapping> out{result.best.mapping};
+  auto add = [&](const calc::Mapping& m) {
+    if (std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
+  };
+  const calc::Mapping& best = result.best.mapping;
+  // The fastest of another partition, else of other block shapes: a second opinion the model's
+  // ranking does not crowd out with near-copies of its pick.
+  const PricedMapping* other = nullptr;
+  for (const PricedMapping& r : result.runners_up)
+    if (structure(r.mapping) != structure(best)) {
+      other = &r;
+      break;
+    }
+  if (other == nullptr)
+    for (const PricedMapping& r : result.runners_up)
+      if (blocks(r.mapping) != blocks(best)) {
+        other = &r;
+        break;
+      }
+  if (other != nullptr && verify > 1) add(other->mapping);
+  for (const PricedMapping& r : result.runners_up) {
+    if (out.size() >= std::size_t(std::max(1, verify))) break;
+    add(r.mapping);
+  }
+  add(default_mapping);
+  add(calc::one_thread_per_point(calc));
+  return out;
+}
+
 // Saguaro::mapper_verify: the fastest candidate of each calculation is kept; every candidate's
 // timing stays in the plan (and the CUDA backend's in the prediction log).
 std::vector<std::string> verify_candidates(const calc::Program& program, const TimeCandidates& time,
@@ -265,12 +344,25 @@ std::vector<std::string> verify_candidates(const calc::Program& program, const T
       throw std::logic_error("verify_candidates: one timing per candidate expected");
     const std::size_t best =
         std::size_t(std::min_element(seconds.begin(), seconds.end()) - seconds.begin());
-    std::string line = fmt::format("mapper_verify: {}:", program.calculations[i].name);
-    for (std::size_t j = 0; j < list.size(); ++j)
-      line += fmt::format(" {}{:.3f} ms{}", j == 0 ? "[model's] " : "", seconds[j] * 1e3,
-                          j == best ? " (kept)" : "");
+    const calc::Calculation& c = program.calculations[i];
+    std::string line = fmt::format("mapper_verify: {}:", c.name);
+    for (std::size_t j = 0; j < list.size(); ++j) {
+      const char* label = j == 0                                     ? " model's pick"
+                          : list[j] == calc::one_thread_per_point(c) ? " one thread per point"
+                          : list[j] == calc::default_mapping(c)      ? " default"
+                                                                     : "";
+      line += fmt::format("{} {:.3f} ms{}", j ? "," : "", seconds[j] * 1e3, label);
+    }
+    line += fmt::format("; kept {}", calc::to_string(c, list[best]));
     p.kept = best;
     p.mapping = list[best];
+    if (plan.verdicts) try {
+        const VerdictCache& v = *plan.verdicts;
+        MappingCache(v.dir).store(program, program.calculations[i], v.device, v.grid, v.method,
+                                  p.mapping, seconds[best]);
+      } catch (const std::exception& e) { // the next run times again
+        line += fmt::format("; verdict not cached: {}", e.what());
+      }
     plan.log.push_back(line);
     lines.push_back(line);
   }

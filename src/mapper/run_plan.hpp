@@ -8,7 +8,9 @@
 //                     takes its choice through `broadcast`)
 //   plan_launches     once compiled, with the grid's exchange: interior/shell splits
 //   verify_candidates on the initial data: the candidates timed by the host's `time`, the
-//                     fastest kept
+//                     fastest kept (the empirical finish, on by default), and the verdict
+//                     cached on disk so that the next run of the same calculation, grid,
+//                     device and code times nothing
 //
 // MPI and the runtime stay out: the broadcast and the timing are functions the host passes
 // (tests pass fakes). A plan prints (to_string) and compares like any value.
@@ -16,6 +18,7 @@
 
 #include "calc/calculation.hpp"
 #include "calc/mapping.hpp"
+#include "mapper/mapper.hpp"
 #include "model/device.hpp"
 
 #include <array>
@@ -50,9 +53,20 @@ struct CalculationPlan {
   std::string launch_reason; // "" when not considered
 };
 
+// Where the root keeps the empirical finish's verdicts (set by plan_mappings on rank 0 when
+// Saguaro::mapping_cache is on): the mapping cache, under a method word naming the mapper, the
+// number of candidates, the exact patch, the GPU and mapper::code_version().
+struct VerdictCache {
+  std::string dir;
+  model::Device device;
+  std::array<long, 3> grid{0, 0, 0};
+  std::string method;
+};
+
 struct RunPlan {
   std::vector<CalculationPlan> calculations;
-  std::vector<std::string> log; // the banner's lines on what the mapper did
+  std::optional<VerdictCache> verdicts; // rank 0 only
+  std::vector<std::string> log;         // the banner's lines on what the mapper did
   // The evolved variables' ghost exchange (plan_launches): phases and bytes for the prediction
   // log, the model's time of one exchange (NaN: not described).
   std::string exchange_words;
@@ -86,7 +100,7 @@ struct MappingRequest {
   std::string device_origin;
   std::string device_name;
   std::array<long, 3> grid{0, 0, 0}; // rank 0's patch, owned points
-  int verify = 0;                    // Saguaro::mapper_verify
+  int verify = 0;                    // Saguaro::mapper_verify (candidates per calculation)
   std::string cache_dir;             // Saguaro::cache_dir ("" default)
   bool mapping_cache = false;        // Saguaro::mapping_cache
 };
@@ -120,9 +134,18 @@ struct ExchangeRequest {
 void plan_launches(const calc::Program& program, const ExchangeRequest& request,
                    const Broadcast& broadcast, RunPlan& plan);
 
+// The empirical finish's candidates for one calculation, `verify` (>= 1) of the search's: the
+// model's pick; the fastest predicted mapping of another structure (another kernel partition,
+// else other block shapes) among the runners-up; further runners-up until there are `verify`;
+// then, always, the run's default mapping and calc::one_thread_per_point (the naive kernel's
+// shape). Duplicates are left out; the model's pick stays first.
+std::vector<calc::Mapping> finish_candidates(const calc::Calculation& calc, const MapResult& result,
+                                             const calc::Mapping& default_mapping, int verify);
+
 // Times the candidates of every calculation that has two or more, keeps the fastest (ties: the
-// first) and logs a line each. Returns the new log lines; the plan's mappings change where a
-// candidate other than the mapper's choice was kept.
+// first) and logs a line each; with plan.verdicts, stores each verdict in the mapping cache
+// (a verdict that cannot be written is a log line, not an error). Returns the new log lines; the
+// plan's mappings change where a candidate other than the mapper's choice was kept.
 std::vector<std::string> verify_candidates(const calc::Program& program, const TimeCandidates& time,
                                            RunPlan& plan);
 

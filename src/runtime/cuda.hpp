@@ -89,14 +89,16 @@ CompiledModule compile(const std::string& source, const std::string& arch,
 // them, then, if ptxas spilled in any kernel, again with those kernels given the whole
 // register file (codegen::generate_cuda's `whole_register_file`), and a third time if that
 // made some of them spill more, without those. Each kernel ends in the form that spilled
-// less. Every compile goes through compile()'s cache, so a rerun compiles nothing.
+// less. Every compile goes through compile()'s cache, so a rerun compiles nothing. `only` >= 0:
+// that calculation's kernels alone (codegen::generate_cuda's `only`).
 struct CompiledProgram {
   codegen::CudaModule generated;
   CompiledModule compiled;
 };
 CompiledProgram compile_generated(const calc::Program& program,
                                   const std::vector<calc::Mapping>& mappings,
-                                  const std::string& arch, const CompileOptions& options = {});
+                                  const std::string& arch, const CompileOptions& options = {},
+                                  int only = -1);
 
 // NVRTC's version as "13.0".
 std::string nvrtc_version();

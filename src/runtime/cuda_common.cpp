@@ -117,8 +117,9 @@ std::map<std::string, PtxasReport> parse_ptxas_log(const std::string& log) {
 
 CompiledProgram compile_generated(const calc::Program& program,
                                   const std::vector<calc::Mapping>& mappings,
-                                  const std::string& arch, const CompileOptions& options) {
-  CompiledProgram out{codegen::generate_cuda(program, mappings), {}};
+                                  const std::string& arch, const CompileOptions& options,
+                                  int only) {
+  CompiledProgram out{codegen::generate_cuda(program, mappings, {}, only), {}};
   if (out.generated.kernels.empty()) return out;
   out.compiled = compile(out.generated.source, arch, options);
   const std::map<std::string, PtxasReport> first = out.compiled.kernels;
@@ -128,7 +129,7 @@ CompiledProgram compile_generated(const calc::Program& program,
   if (whole.empty()) return out;
   double seconds = out.compiled.compile_seconds;
   auto recompile = [&](const std::set<std::string>& whole_register_file) {
-    out.generated = codegen::generate_cuda(program, mappings, whole_register_file);
+    out.generated = codegen::generate_cuda(program, mappings, whole_register_file, only);
     out.compiled = compile(out.generated.source, arch, options);
     seconds += out.compiled.compile_seconds;
   };

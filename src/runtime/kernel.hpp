@@ -130,6 +130,15 @@ public:
     (void)mappings;
     return compile(program);
   }
+  // compile(program, set) for each of several mapping sets at once (the empirical finish's
+  // candidates), result s belonging to sets[s]; a backend that can compiles them all in
+  // parallel and compiles a calculation's kernels once where sets share its mapping.
+  virtual std::vector<std::vector<std::unique_ptr<CompiledCalculation>>>
+  compile_sets(const calc::Program& program, const std::vector<std::vector<calc::Mapping>>& sets) {
+    std::vector<std::vector<std::unique_ptr<CompiledCalculation>>> out;
+    for (const std::vector<calc::Mapping>& set : sets) out.push_back(compile(program, set));
+    return out;
+  }
   // Where the arrays handed to compiled calculations must live.
   virtual ArraySpace& space() { return host_space(); }
   // One line on what the last compile() did, e.g. "4 kernels compiled by NVRTC in 1.2 s" or

@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -103,9 +104,15 @@ TEST(RunPlan, TheRootMapsAndEveryRankTakesItsChoiceWithTheCandidates) {
   EXPECT_EQ(plan.log[0],
             "mapper: model on " + r.device->name + " (from h100.yaml), 64x64x64 points per patch");
   const CalculationPlan& rhs = plan.calculations[1];
-  ASSERT_GE(rhs.candidates.size(), 2u);
-  EXPECT_LE(rhs.candidates.size(), 3u);
+  ASSERT_GE(rhs.candidates.size(), 3u);
+  EXPECT_LE(rhs.candidates.size(), 5u);      // 3 of the model's, the default, one per point
   EXPECT_EQ(rhs.candidates[0], rhs.mapping); // the mapper's choice first
+  const calc::Calculation& c = wave().calculations[1];
+  auto has = [&](const calc::Mapping& m) {
+    return std::find(rhs.candidates.begin(), rhs.candidates.end(), m) != rhs.candidates.end();
+  };
+  EXPECT_TRUE(has(r.defaults[1]));
+  EXPECT_TRUE(has(calc::one_thread_per_point(c)));
 
   // Another rank searches nothing and takes the root's bytes.
   MappingRequest other = r;
@@ -170,10 +177,86 @@ TEST(RunPlan, VerificationKeepsTheFastestCandidate) {
   EXPECT_EQ(rhs.kept, 1u);
   EXPECT_EQ(rhs.candidate_seconds, (std::vector<double>{2e-3, 1e-3}));
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "mapper_verify: wave_rhs: [model's] 2.000 ms 1.000 ms (kept)");
+  EXPECT_EQ(lines[0], "mapper_verify: wave_rhs: 2.000 ms model's pick, 1.000 ms; kept " +
+                          calc::to_string(wave().calculations[1], faster));
   EXPECT_EQ(plan.log.back(), lines[0]);
   EXPECT_THAT(to_string(wave(), plan), HasSubstr("candidate 1: "));
   EXPECT_THAT(to_string(wave(), plan), HasSubstr("1.000 ms (kept)"));
+}
+
+TEST(RunPlan, FinishCandidatesHoldAnotherStructureTheDefaultAndOnePerPoint) {
+  const calc::Calculation& c = wave().calculations[1];
+  MapperOptions options;
+  options.grid = {64, 64, 64};
+  options.runners_up = 8;
+  const MapResult r = map_calculation(c, test::device("h100"), options);
+  const calc::Mapping def = calc::default_mapping(c);
+  const std::vector<calc::Mapping> list = finish_candidates(c, r, def, 4);
+  ASSERT_GE(list.size(), 3u);
+  EXPECT_EQ(list[0], r.best.mapping);
+  EXPECT_EQ(std::count(list.begin(), list.end(), def), 1);
+  EXPECT_EQ(std::count(list.begin(), list.end(), calc::one_thread_per_point(c)), 1);
+  for (std::size_t a = 0; a < list.size(); ++a) // no duplicates
+    for (std::size_t b = a + 1; b < list.size(); ++b) EXPECT_FALSE(list[a] == list[b]);
+  // The second is the first runner-up of another partition where there is one.
+  for (const PricedMapping& p : r.runners_up)
+    if (p.mapping.kernels.size() != r.best.mapping.kernels.size()) {
+      EXPECT_EQ(list[1], p.mapping);
+      break;
+    }
+  EXPECT_EQ(calc::one_thread_per_point(c).kernels[0].block, (calc::BlockConfig{2, 32, 8, 1}));
+  // verify = 1: the model's pick and the two fixed ones only.
+  EXPECT_LE(finish_candidates(c, r, def, 1).size(), 3u);
+}
+
+TEST(RunPlan, AVerdictIsCachedAndTheNextRunTimesNothing) {
+  MappingRequest r;
+  r.method = "model";
+  r.defaults = defaults(wave());
+  r.mapped_by_model = true;
+  r.device = test::device("h100");
+  r.device_origin = "from h100.yaml";
+  r.device_name = "NVIDIA H100 80GB HBM3";
+  r.grid = {64, 64, 64};
+  r.verify = 4;
+  r.mapping_cache = true;
+  r.cache_dir = temp_dir("verdict");
+  FakeBroadcast b;
+  RunPlan first = plan_mappings(wave(), r, b.fn());
+  ASSERT_TRUE(first.verdicts.has_value());
+  const std::vector<calc::Mapping> list = first.calculations[1].candidates;
+  ASSERT_GE(list.size(), 3u);
+  // The fake timer makes the last candidate (one thread per point) the fastest.
+  int timed = 0;
+  auto time = [&](std::size_t, const std::vector<calc::Mapping>& candidates) {
+    ++timed;
+    std::vector<double> s;
+    for (std::size_t j = 0; j < candidates.size(); ++j) s.push_back(1e-3 * double(10 - j));
+    return s;
+  };
+  verify_candidates(wave(), time, first);
+  EXPECT_GE(timed, 1);
+  EXPECT_EQ(first.calculations[1].mapping, list.back());
+
+  // The second run: the verdict from the cache, one candidate, nothing to time.
+  FakeBroadcast b2;
+  RunPlan second = plan_mappings(wave(), r, b2.fn());
+  EXPECT_EQ(second.calculations[1].mapping, list.back());
+  EXPECT_LE(second.calculations[1].candidates.size(), 1u);
+  timed = 0;
+  EXPECT_TRUE(verify_candidates(wave(), time, second).empty());
+  EXPECT_EQ(timed, 0);
+  bool said = false;
+  for (const std::string& line : second.log)
+    said = said ||
+           line.find("empirical finish's verdict, from the mapping cache") != std::string::npos;
+  EXPECT_TRUE(said);
+
+  // Another patch size is another verdict: timed again.
+  r.grid = {64, 64, 48};
+  FakeBroadcast b3;
+  const RunPlan third = plan_mappings(wave(), r, b3.fn());
+  EXPECT_GE(third.calculations[1].candidates.size(), 3u);
 }
 
 ExchangeRequest exchange(const calc::Program& p) {

@@ -35,7 +35,8 @@ TEST_P(GpuMatchesCpu, EveryStrategyAfterTenSteps) {
   double worst = 0;
   int compared = 0, refused = 0;
   // Every strategy at two blocks without the model, then the model's mapping, once as chosen
-  // and once with the empirical finish timing its three best candidates.
+  // and once with the empirical finish timing its three best candidates (and the default and
+  // one thread per point).
   std::vector<std::pair<std::string, std::map<std::string, std::string>>> runs;
   for (const char* block : {"z 32x8x8", "y 16x4x3"})
     for (const char* buffering : {"u", "r", "b", "p", "c", "mixed"})
@@ -44,8 +45,10 @@ TEST_P(GpuMatchesCpu, EveryStrategyAfterTenSteps) {
                        {"Saguaro::mapper", quoted("default")},
                        {"Saguaro::cuda_buffering", quoted(buffering)},
                        {"Saguaro::cuda_block", quoted(block)}}});
-  runs.push_back(
-      {"model", {{"Saguaro::backend", quoted("cuda")}, {"Saguaro::mapper", quoted("model")}}});
+  runs.push_back({"model",
+                  {{"Saguaro::backend", quoted("cuda")},
+                   {"Saguaro::mapper", quoted("model")},
+                   {"Saguaro::mapper_verify", "0"}}});
   runs.push_back({"model, verify 3",
                   {{"Saguaro::backend", quoted("cuda")},
                    {"Saguaro::mapper", quoted("model")},
@@ -106,14 +109,64 @@ TEST(GpuMatchesCpuBssn, GaugeWaveAfterTenSteps) {
   const auto reference = run_case(par);
   for (const char* mapper : {"default", "model"}) {
     SCOPED_TRACE(mapper);
+    // The model's pick as chosen: the empirical finish's candidates are compared by the cases
+    // above and timed by EmpiricalFinish below.
     write_file(par, case_par(c, dir.path(),
                              with({{"Saguaro::backend", quoted("cuda")},
-                                   {"Saguaro::mapper", quoted(mapper)}})));
+                                   {"Saguaro::mapper", quoted(mapper)},
+                                   {"Saguaro::mapper_verify", "0"}})));
     const double worst = expect_close(reference, run_case(par), 1e-11);
     if (world_rank() == 0)
       std::printf("[ info ] bssn, mapper %s: largest relative difference GPU vs CPU %.3g\n", mapper,
                   worst);
   }
+}
+
+// The empirical finish by default: the first run times the candidates (the model's, the default
+// and one thread per point) and keeps the fastest; the second run of the same par file reads
+// the verdict from the mapping cache, times nothing and runs the same mapping, with the same
+// results bit for bit.
+TEST(EmpiricalFinish, TheSecondRunTimesNothingAndKeepsTheVerdict) {
+  std::string why;
+  if (!runtime::cuda::available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  const Case c{"wave_periodic", "WaveDemo", "par/wave.edl", true};
+  SharedTempDir dir("gpu_empirical_finish");
+  const std::string par = dir.path() + "/run.par";
+  write_file(par, case_par(c, dir.path(),
+                           {{"Saguaro::backend", quoted("cuda")},
+                            {"Saguaro::cache_dir", quoted(dir.path() + "/cache")}}));
+  mapper::RunPlan first, second;
+  std::map<std::string, std::vector<double>> a, b;
+  auto run = [&](mapper::RunPlan& plan, std::map<std::string, std::vector<double>>& values) {
+    run_par(par, MPI_COMM_WORLD, [&](host::Simulation& sim) {
+      plan = sim.run_plan();
+      const grid::Patch& p = sim.decomposition().patch();
+      const grid::Box v = p.valid();
+      for (const std::string& name : sim.setup().program.variables) {
+        const double* u = sim.fields().host(sim.fields().find(name));
+        for (int k = v.lo[2]; k < v.hi[2]; ++k)
+          for (int j = v.lo[1]; j < v.hi[1]; ++j)
+            for (int i = v.lo[0]; i < v.hi[0]; ++i) values[name].push_back(u[p.linear(i, j, k)]);
+      }
+    });
+  };
+  run(first, a);
+  std::size_t rhs = 0;
+  while (rhs < first.calculations.size() && first.calculations[rhs].name != "wave_rhs") ++rhs;
+  ASSERT_LT(rhs, first.calculations.size());
+  const mapper::CalculationPlan& timed = first.calculations[rhs];
+  ASSERT_GE(timed.candidates.size(), 3u);
+  ASSERT_EQ(timed.candidate_seconds.size(), timed.candidates.size());
+  for (double s : timed.candidate_seconds) EXPECT_GT(s, 0);
+  EXPECT_EQ(timed.mapping, timed.candidates[timed.kept]);
+  run(second, b);
+  for (std::size_t i = 0; i < first.calculations.size(); ++i) {
+    EXPECT_EQ(second.calculations[i].mapping, first.calculations[i].mapping)
+        << first.calculations[i].name;
+    EXPECT_LE(second.calculations[i].candidates.size(), 1u) << first.calculations[i].name;
+    EXPECT_TRUE(second.calculations[i].candidate_seconds.empty());
+  }
+  EXPECT_EQ(expect_close(a, b, 0.0), 0.0);
 }
 
 } // namespace

@@ -11,9 +11,12 @@
 #include "runtime/cuda/driver.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <deque>
+#include <exception>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <stdexcept>
 
@@ -331,36 +334,90 @@ public:
 
   std::vector<std::unique_ptr<CompiledCalculation>>
   compile(const calc::Program& program, const std::vector<calc::Mapping>& mappings) override {
+    return std::move(compile_sets(program, {mappings}).front());
+  }
+
+  // One module per calculation and distinct mapping, compiled by NVRTC in parallel threads
+  // (NVRTC compiles separate programs concurrently) and cached each on its own: a calculation
+  // whose mapping did not change is a cache hit when another's did, and a program of several
+  // large calculations (or the empirical finish's candidates of one) compiles in the time of
+  // its largest module. Modules are loaded on this thread, which holds the context.
+  std::vector<std::vector<std::unique_ptr<CompiledCalculation>>>
+  compile_sets(const calc::Program& program,
+               const std::vector<std::vector<calc::Mapping>>& sets) override {
     summary_.clear();
-    if (program.calculations.empty()) return {};
+    std::vector<std::vector<std::unique_ptr<CompiledCalculation>>> out(sets.size());
+    if (program.calculations.empty()) return out;
     CompileOptions options;
     if (!options_.cache_dir.empty())
       options.cache_dir = (std::filesystem::path(options_.cache_dir) / "cuda").string();
     options.verbose = options_.verbose;
-    CompiledProgram both = compile_generated(program, mappings, info_.arch(), options);
-    codegen::CudaModule& generated = both.generated;
-    const CompiledModule& compiled = both.compiled;
-    const std::size_t kernels = generated.kernels.size();
-    std::shared_ptr<LoadedModule> module;
+    const std::string arch = info_.arch();
+    const std::size_t calculations = program.calculations.size();
+    // The distinct (calculation, mapping) modules; job[s][c] says which one set s uses.
+    struct Job {
+      std::size_t calculation;
+      std::vector<calc::Mapping> mappings; // of the set that first asked for it
+    };
+    std::vector<Job> jobs;
+    std::vector<std::vector<std::size_t>> job(sets.size(), std::vector<std::size_t>(calculations));
+    for (std::size_t s = 0; s < sets.size(); ++s)
+      for (std::size_t c = 0; c < calculations; ++c) {
+        const calc::Mapping mine =
+            sets[s].empty() ? calc::default_mapping(program.calculations[c]) : sets[s].at(c);
+        std::size_t j = 0;
+        while (j < jobs.size() &&
+               !(jobs[j].calculation == c &&
+                 (jobs[j].mappings.empty() ? calc::default_mapping(program.calculations[c])
+                                           : jobs[j].mappings[c]) == mine))
+          ++j;
+        if (j == jobs.size()) jobs.push_back({c, sets[s]});
+        job[s][c] = j;
+      }
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::future<CompiledProgram>> pending;
+    for (const Job& j : jobs)
+      pending.push_back(std::async(std::launch::async, [&, j] {
+        return compile_generated(program, j.mappings, arch, options, int(j.calculation));
+      }));
+    std::vector<CompiledProgram> compiled;
+    std::exception_ptr failure;
+    for (auto& p : pending) try { // every thread is waited for before anything is rethrown
+        compiled.push_back(p.get());
+      } catch (...) {
+        if (!failure) failure = std::current_exception();
+      }
+    if (failure) std::rethrow_exception(failure);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    std::size_t kernels = 0, from_cache = 0;
+    std::vector<std::shared_ptr<LoadedModule>> loaded;
+    for (CompiledProgram& both : compiled) {
+      const std::size_t n = both.generated.kernels.size();
+      kernels += n;
+      if (n > 0 && both.compiled.from_cache) from_cache += n;
+      loaded.push_back(std::make_shared<LoadedModule>(std::move(both.generated),
+                                                      n > 0 ? both.compiled : CompiledModule{}));
+      if (n > 0) modules_.push_back(loaded.back());
+    }
+    for (std::size_t s = 0; s < sets.size(); ++s)
+      for (std::size_t c = 0; c < calculations; ++c)
+        out[s].push_back(std::make_unique<CudaCalculation>(
+            loaded[job[s][c]], int(c), detail::call_shape(program.calculations[c])));
     if (kernels > 0) {
-      module = std::make_shared<LoadedModule>(std::move(generated), compiled);
-      modules_.push_back(module);
       char line[256];
-      if (compiled.from_cache)
+      if (from_cache == kernels)
         std::snprintf(line, sizeof line, "%zu kernel%s from the cache (no NVRTC compilation)",
                       kernels, kernels == 1 ? "" : "s");
       else
-        std::snprintf(line, sizeof line, "%zu kernel%s compiled by NVRTC %s for %s in %.2f s",
-                      kernels, kernels == 1 ? "" : "s", nvrtc_version().c_str(),
-                      info_.arch().c_str(), compiled.compile_seconds);
+        std::snprintf(line, sizeof line,
+                      "%zu kernel%s compiled by NVRTC %s for %s in %.2f s (%zu from the cache; "
+                      "%zu modules in parallel)",
+                      kernels, kernels == 1 ? "" : "s", nvrtc_version().c_str(), arch.c_str(),
+                      seconds, from_cache, jobs.size());
       summary_ = line;
-    } else {
-      module = std::make_shared<LoadedModule>(std::move(generated), CompiledModule{});
     }
-    std::vector<std::unique_ptr<CompiledCalculation>> out;
-    for (std::size_t c = 0; c < program.calculations.size(); ++c)
-      out.push_back(std::make_unique<CudaCalculation>(module, int(c),
-                                                      detail::call_shape(program.calculations[c])));
     return out;
   }
 
