@@ -41,6 +41,10 @@ using calc::Op;
 
 namespace {
 
+// One point per thread: up to this many loads per point the body is straight-line code
+// (KernelPrinter::print_loop says why and what was measured).
+constexpr std::size_t kStraightLineLoads = 32;
+
 const char* kAxis[3] = {"x", "y", "z"};
 
 const char* cuda_function(Function fn) {
@@ -405,11 +409,16 @@ void KernelPrinter::print_loop(std::ostringstream& o, const std::string& body_te
   // the compiler strength-reduces every load address into an induction variable of its own,
   // two registers each, live across the loop (168 registers for the micro-benchmark's 90
   // loads, one block per SM; computed, 32).
-  // One point per thread: straight-line code, not a loop of at most one trip, so that the
-  // compiler issues the point's loads beside the uniform values' divisions instead of after
-  // them (a loop it cannot prove short it unrolls, with the loads behind the divisions: B1's
-  // one-thread-per-point kernel ran 9% below the hand-written one that way).
-  if (plan_.block.tee == 1)
+  // One point per thread and few loads: straight-line code, not a loop of at most one trip,
+  // so that the compiler issues the point's loads beside the uniform values' divisions
+  // instead of behind them (a loop it cannot prove short it unrolls, the loads after the
+  // divisions). With many loads the loop stays: straight-line, the compiler keeps every load's
+  // address live at once. Measured on the H100 at 256^3 (bench suite, 2026-11-24): B1, 8 loads,
+  // 209 -> 192 us (the naive kernel: 190); B2, 26 loads, 226 -> 221 us; but B4, 48 loads,
+  // 721 -> 728 us, and B3, 90 loads, 822 -> 1062 us (32 -> 182 registers).
+  std::size_t loads = 0;
+  for (const calc::PlannedInput& in : plan_.inputs) loads += in.loads.size();
+  if (plan_.block.tee == 1 && loads <= kStraightLineLoads)
     o << "  if (" << E << "_begin < " << E << "_stop) {\n    const int " << E << "i = " << E
       << "_begin;\n";
   else
