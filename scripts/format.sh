@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The repository's C++ sources (tracked *.cpp *.hpp *.cu *.h) against its .clang-format.
+# The repository's C++ sources (tracked *.cpp *.hpp *.cu *.cuh *.h) against its .clang-format.
 #
 # `bash scripts/format.sh`          rewrites every file that differs
 # `bash scripts/format.sh --check`  changes nothing; lists the files that differ and exits 1
@@ -8,7 +8,7 @@
 SAGUARO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 saguaro_format_files() {
-  git -C "$SAGUARO_ROOT" ls-files -- '*.cpp' '*.hpp' '*.cu' '*.h'
+  git -C "$SAGUARO_ROOT" ls-files -- '*.cpp' '*.hpp' '*.cu' '*.cuh' '*.h'
 }
 
 saguaro_format_check() (

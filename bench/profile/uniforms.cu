@@ -4,29 +4,7 @@
 // in the kernel by division (what the generated code does), and computed with __drcp_rn. CUDA
 // events, median of 21, against the triad in the same process. On the GPU machine:
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o uniforms bench/profile/uniforms.cu && ./uniforms
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-#include <cuda_runtime.h>
-typedef unsigned long long u64;
-#define CK(x)                                                                                      \
-  do {                                                                                             \
-    cudaError_t e = (x);                                                                           \
-    if (e != cudaSuccess) {                                                                        \
-      printf("%s: %s\n", #x, cudaGetErrorString(e));                                               \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
-
-__global__ void triad(double2* __restrict__ a, const double2* __restrict__ b,
-                      const double2* __restrict__ c, double s, u64 n2) {
-  for (u64 t = blockIdx.x * u64(blockDim.x) + threadIdx.x; t < n2;
-       t += u64(gridDim.x) * blockDim.x) {
-    const double2 x = b[t], y = c[t];
-    a[t] = make_double2(x.x + s * y.x, x.y + s * y.y);
-  }
-}
+#include "profile_common.cuh"
 
 // MODE 0: c per axis as parameters; 1: 1.0 / (h * h) in the kernel; 2: __drcp_rn(h * h).
 template <int MODE>
@@ -63,28 +41,8 @@ int main() {
   for (u64 t = 0; t < N; ++t) h[t] = (t * 2654435761ull % 1000) * 1e-3;
   CK(cudaMemcpy(phi, h.data(), N * 8, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(pi, h.data(), N * 8, cudaMemcpyHostToDevice));
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  auto time = [&](const char* name, double bytes, auto launch) {
-    for (int w = 0; w < 3; ++w) launch();
-    std::vector<float> ms;
-    for (int r = 0; r < 21; ++r) {
-      cudaEventRecord(e0);
-      launch();
-      cudaEventRecord(e1);
-      cudaEventSynchronize(e1);
-      float t;
-      cudaEventElapsedTime(&t, e0, e1);
-      ms.push_back(t);
-    }
-    CK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    const float m = ms[ms.size() / 2];
-    printf("%-36s %8.1f us  %6.3f TB/s\n", name, m * 1e3, bytes / (m * 1e-3) / 1e12);
-  };
   const double rhs = 32.0 * n * n * n, hx = 1.0 / 256;
-  time("triad grid 4224", 24.0 * N, [&] {
+  time_launch("triad grid 4224", 24.0 * N, [&] {
     triad<<<4224, 256>>>((double2*)r1, (const double2*)phi, (const double2*)pi, 0.5, N / 2);
   });
   for (int rep = 0; rep < 2; ++rep)
@@ -93,11 +51,11 @@ int main() {
       char s[80];
       snprintf(s, 80, "1/h^2 as parameters %dx%d", b.x, b.y);
       const double c = 1.0 / (hx * hx);
-      time(s, rhs, [&] { wave<0><<<g, b>>>(phi, pi, r1, r2, n, ax, ay, i0, c, c, c); });
+      time_launch(s, rhs, [&] { wave<0><<<g, b>>>(phi, pi, r1, r2, n, ax, ay, i0, c, c, c); });
       snprintf(s, 80, "1/h^2 divided in the kernel %dx%d", b.x, b.y);
-      time(s, rhs, [&] { wave<1><<<g, b>>>(phi, pi, r1, r2, n, ax, ay, i0, hx, hx, hx); });
+      time_launch(s, rhs, [&] { wave<1><<<g, b>>>(phi, pi, r1, r2, n, ax, ay, i0, hx, hx, hx); });
       snprintf(s, 80, "1/h^2 by __drcp_rn %dx%d", b.x, b.y);
-      time(s, rhs, [&] { wave<2><<<g, b>>>(phi, pi, r1, r2, n, ax, ay, i0, hx, hx, hx); });
+      time_launch(s, rhs, [&] { wave<2><<<g, b>>>(phi, pi, r1, r2, n, ax, ay, i0, hx, hx, hx); });
     }
   return 0;
 }

@@ -5,28 +5,8 @@
 // ./wave_layouts. Results: bench/results/2026-11-24-row-pitch-H100.md.
 // "aligned ax=P i0=O": rows P doubles apart, the first interior point O doubles into a row of a
 // 256-byte aligned allocation.
-#include <cstdio>
-#include <vector>
-#include <algorithm>
-#include <cuda_runtime.h>
-typedef unsigned long long u64;
-#define CK(x)                                                                                      \
-  do {                                                                                             \
-    cudaError_t e = (x);                                                                           \
-    if (e != cudaSuccess) {                                                                        \
-      printf("%s: %s\n", #x, cudaGetErrorString(e));                                               \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
+#include "profile_common.cuh"
 
-__global__ void triad(double2* __restrict__ a, const double2* __restrict__ b,
-                      const double2* __restrict__ c, double s, u64 n2) {
-  for (u64 t = blockIdx.x * u64(blockDim.x) + threadIdx.x; t < n2;
-       t += u64(gridDim.x) * blockDim.x) {
-    const double2 x = b[t], y = c[t];
-    a[t] = make_double2(x.x + s * y.x, x.y + s * y.y);
-  }
-}
 // naive: one thread per point
 __global__ void naive(const double* __restrict__ phi, const double* __restrict__ pi,
                       double* __restrict__ phirhs, double* __restrict__ pirhs, int n, int ax,
@@ -155,33 +135,13 @@ int main() {
   for (u64 t = 0; t < N; ++t) h[t] = (t * 2654435761ull % 1000) * 1e-3;
   CK(cudaMemcpy(phi, h.data(), N * 8, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(pi, h.data(), N * 8, cudaMemcpyHostToDevice));
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  auto time = [&](const char* name, double bytes, auto launch) {
-    for (int w = 0; w < 3; ++w) launch();
-    std::vector<float> ms;
-    for (int r = 0; r < 21; ++r) {
-      cudaEventRecord(e0);
-      launch();
-      cudaEventRecord(e1);
-      cudaEventSynchronize(e1);
-      float t;
-      cudaEventElapsedTime(&t, e0, e1);
-      ms.push_back(t);
-    }
-    CK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    float m = ms[ms.size() / 2];
-    printf("%-28s %8.1f us  %6.3f TB/s\n", name, m * 1e3, bytes / (m * 1e-3) / 1e12);
-  };
   const double pts = double(n) * n * n, rhs = 32 * pts;
   const double c = 1.0;
   const u64 n2 = N / 2;
   for (int g : {528, 1056, 4224}) {
     char s[64];
     snprintf(s, 64, "triad grid %d", g);
-    time(s, 24.0 * N, [&] {
+    time_launch(s, 24.0 * N, [&] {
       triad<<<g, 256>>>((double2*)r1, (const double2*)phi, (const double2*)pi, 0.5, n2);
     });
   }
@@ -206,7 +166,7 @@ int main() {
     char s[64];
     snprintf(s, 64, "naive %dx%dx%d", b.x, b.y, b.z);
     dim3 gr((n + b.x - 1) / b.x, (n + b.y - 1) / b.y, (n + b.z - 1) / b.z);
-    time(s, rhs, [&] { naive<<<gr, b>>>(phi, pi, r1, r2, n, ax, ay, c); });
+    time_launch(s, rhs, [&] { naive<<<gr, b>>>(phi, pi, r1, r2, n, ax, ay, c); });
     check(s);
   }
   for (auto b : {dim3(32, 8, 1), dim3(64, 4, 1), dim3(128, 2, 1), dim3(32, 4, 1), dim3(64, 2, 1),
@@ -216,7 +176,7 @@ int main() {
   {                                                                                                \
     snprintf(s, 64, "zstream%d %dx%d", NZ, b.x, b.y);                                              \
     dim3 gr((n + b.x - 1) / b.x, (n + b.y - 1) / b.y, n / NZ);                                     \
-    time(s, rhs, [&] { zstream<NZ><<<gr, b>>>(phi, pi, r1, r2, n, ax, ay, c); });                  \
+    time_launch(s, rhs, [&] { zstream<NZ><<<gr, b>>>(phi, pi, r1, r2, n, ax, ay, c); });           \
     check(s);                                                                                      \
   }
     ZS(2) ZS(4) ZS(8) ZS(16) ZS(32)
@@ -225,13 +185,14 @@ int main() {
     char s[64];
     snprintf(s, 64, "pairx %dx%dx%d", b.x, b.y, b.z);
     dim3 gr((n / 2 + b.x - 1) / b.x, (n + b.y - 1) / b.y, n);
-    time(s, rhs, [&] { pairx<<<gr, b>>>(phi, pi, r1, r2, n, ax, ay, c); });
+    time_launch(s, rhs, [&] { pairx<<<gr, b>>>(phi, pi, r1, r2, n, ax, ay, c); });
     check(s);
   }
   for (int t : {128, 256, 512}) {
     char s[64];
     snprintf(s, 64, "flat %d", t);
-    time(s, rhs, [&] { flat<<<unsigned((pts + t - 1) / t), t>>>(phi, pi, r1, r2, n, ax, ay, c); });
+    time_launch(s, rhs,
+                [&] { flat<<<unsigned((pts + t - 1) / t), t>>>(phi, pi, r1, r2, n, ax, ay, c); });
     check(s);
   }
   for (auto b :
@@ -239,7 +200,7 @@ int main() {
     char s[64];
     snprintf(s, 64, "rows2 %dx%dx%d", b.x, b.y, b.z);
     dim3 gr((n + b.x - 1) / b.x, (n / 2 + b.y - 1) / b.y, n);
-    time(s, rhs, [&] { rows2<<<gr, b>>>(phi, pi, r1, r2, n, ax, ay, c); });
+    time_launch(s, rhs, [&] { rows2<<<gr, b>>>(phi, pi, r1, r2, n, ax, ay, c); });
     check(s);
   }
   {
@@ -260,7 +221,7 @@ int main() {
         char s[64];
         snprintf(s, 64, "aligned ax=%d i0=%d %dx%d", ax2, i0, b.x, b.y);
         dim3 gr((n + b.x - 1) / b.x, (n + b.y - 1) / b.y, n);
-        time(s, rhs, [&] { naive_al<<<gr, b>>>(a, b2, c1, c2, n, ax2, ay, i0, c); });
+        time_launch(s, rhs, [&] { naive_al<<<gr, b>>>(a, b2, c1, c2, n, ax2, ay, i0, c); });
       }
       cudaFree(a);
       cudaFree(b2);
@@ -283,7 +244,7 @@ int main() {
       char s[64];
       snprintf(s, 64, "naive8 %dx%d", b.x, b.y);
       dim3 gr((n + b.x - 1) / b.x, (n + b.y - 1) / b.y, n);
-      time(s, rhs, [&] { naive8<<<gr, b>>>(a, b2, c1, c2, n, ax8, ay8, g); });
+      time_launch(s, rhs, [&] { naive8<<<gr, b>>>(a, b2, c1, c2, n, ax8, ay8, g); });
     }
   }
   return 0;

@@ -81,9 +81,10 @@ std::string search_on_root(const calc::Program& program, const MappingRequest& r
   options.runners_up = std::max(5, 2 * request.verify);
   MappingCache cache(request.cache_dir);
   const bool verify = request.verify > 0;
-  const std::string verdict_word = verify ? verdict_method(request) : std::string();
+  // What the cache keeps: with the empirical finish its verdicts, else the search's choices.
+  const std::string cache_word = verify ? verdict_method(request) : word;
   if (verify && request.mapping_cache)
-    plan.verdicts = VerdictCache{request.cache_dir, *device, request.grid, verdict_word};
+    plan.verdicts = VerdictCache{request.cache_dir, *device, request.grid, cache_word};
   std::vector<std::vector<calc::Mapping>> per_calculation;
   std::size_t ranks = 1;
   for (std::size_t i = 0; i < program.calculations.size(); ++i) {
@@ -91,24 +92,24 @@ std::string search_on_root(const calc::Program& program, const MappingRequest& r
     std::vector<calc::Mapping> chosen;
     std::string how;
     // A cached verdict (or, without the empirical finish, a cached choice) ends the search.
-    const std::string cached_word = verify ? verdict_word : word;
     if (auto hit = request.mapping_cache
-                       ? cache.lookup(program, c, *device, options.grid, cached_word)
+                       ? cache.lookup(program, c, *device, options.grid, cache_word)
                        : std::nullopt) {
       chosen.push_back(*hit);
       how = verify ? "the empirical finish's verdict, from the mapping cache: nothing timed"
                    : "from the mapping cache";
     } else {
       const MapResult r = map_calculation(c, *device, options);
-      chosen.push_back(r.best.mapping);
+      chosen = verify ? finish_candidates(c, r, request.defaults.at(i), request.verify)
+                      : std::vector<calc::Mapping>{r.best.mapping};
       how = fmt::format("predicted {:.3f} ms; search {:.1f} ms, {} model calls",
                         r.best.seconds * 1e3, r.stats.seconds * 1e3, r.stats.model_calls);
       if (verify) {
-        chosen = finish_candidates(c, r, request.defaults.at(i), request.verify);
         how += fmt::format("; {} candidates to time", chosen.size());
       } else if (request.mapping_cache) {
         try {
-          cache.store(program, c, *device, options.grid, word, r.best.mapping, r.best.seconds);
+          cache.store(program, c, *device, options.grid, cache_word, r.best.mapping,
+                      r.best.seconds);
         } catch (const std::exception& e) { // a cache that cannot be written costs a search
           log.push_back(fmt::format("mapper: not cached: {}", e.what()));
         }
@@ -345,12 +346,14 @@ std::vector<std::string> verify_candidates(const calc::Program& program, const T
     const std::size_t best =
         std::size_t(std::min_element(seconds.begin(), seconds.end()) - seconds.begin());
     const calc::Calculation& c = program.calculations[i];
+    const calc::Mapping one_per_point = calc::one_thread_per_point(c);
+    const calc::Mapping default_mapping = calc::default_mapping(c);
     std::string line = fmt::format("mapper_verify: {}:", c.name);
     for (std::size_t j = 0; j < list.size(); ++j) {
-      const char* label = j == 0                                     ? " model's pick"
-                          : list[j] == calc::one_thread_per_point(c) ? " one thread per point"
-                          : list[j] == calc::default_mapping(c)      ? " default"
-                                                                     : "";
+      const char* label = j == 0                       ? " model's pick"
+                          : list[j] == one_per_point   ? " one thread per point"
+                          : list[j] == default_mapping ? " default"
+                                                       : "";
       line += fmt::format("{} {:.3f} ms{}", j ? "," : "", seconds[j] * 1e3, label);
     }
     line += fmt::format("; kept {}", calc::to_string(c, list[best]));
@@ -358,8 +361,7 @@ std::vector<std::string> verify_candidates(const calc::Program& program, const T
     p.mapping = list[best];
     if (plan.verdicts) try {
         const VerdictCache& v = *plan.verdicts;
-        MappingCache(v.dir).store(program, program.calculations[i], v.device, v.grid, v.method,
-                                  p.mapping, seconds[best]);
+        MappingCache(v.dir).store(program, c, v.device, v.grid, v.method, p.mapping, seconds[best]);
       } catch (const std::exception& e) { // the next run times again
         line += fmt::format("; verdict not cached: {}", e.what());
       }

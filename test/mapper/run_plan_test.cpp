@@ -85,7 +85,8 @@ TEST(RunPlan, ModelOnABackendTheModelDoesNotMapRunsTheDefaultPartition) {
     EXPECT_EQ(plan.calculations[i].mapping, calc::default_mapping(wave().calculations[i]));
 }
 
-TEST(RunPlan, TheRootMapsAndEveryRankTakesItsChoiceWithTheCandidates) {
+// Rank 0's request for the model's mappings of par/wave.edl on the H100's description, 64^3.
+MappingRequest model_request() {
   MappingRequest r;
   r.method = "model";
   r.defaults = defaults(wave());
@@ -93,6 +94,11 @@ TEST(RunPlan, TheRootMapsAndEveryRankTakesItsChoiceWithTheCandidates) {
   r.device = test::device("h100");
   r.device_origin = "from h100.yaml";
   r.grid = {64, 64, 64};
+  return r;
+}
+
+TEST(RunPlan, TheRootMapsAndEveryRankTakesItsChoiceWithTheCandidates) {
+  MappingRequest r = model_request();
   r.verify = 3;
   r.cache_dir = temp_dir("root");
   FakeBroadcast root;
@@ -210,14 +216,8 @@ TEST(RunPlan, FinishCandidatesHoldAnotherStructureTheDefaultAndOnePerPoint) {
 }
 
 TEST(RunPlan, AVerdictIsCachedAndTheNextRunTimesNothing) {
-  MappingRequest r;
-  r.method = "model";
-  r.defaults = defaults(wave());
-  r.mapped_by_model = true;
-  r.device = test::device("h100");
-  r.device_origin = "from h100.yaml";
+  MappingRequest r = model_request();
   r.device_name = "NVIDIA H100 80GB HBM3";
-  r.grid = {64, 64, 64};
   r.verify = 4;
   r.mapping_cache = true;
   r.cache_dir = temp_dir("verdict");

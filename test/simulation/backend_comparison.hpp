@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -43,10 +44,13 @@ inline std::string case_par(const Case& c, const std::string& dir, const Setting
   return par_text("Saguaro " + c.thorn, base, overrides);
 }
 
-// Every variable of the thorn at the valid points of this rank, after the run.
-inline std::map<std::string, std::vector<double>> run_case(const std::string& par) {
+// Every variable of the thorn at the valid points of this rank, after the run; `also` (when
+// given) sees the finished simulation too.
+inline std::map<std::string, std::vector<double>>
+run_case(const std::string& par, const std::function<void(host::Simulation&)>& also = {}) {
   std::map<std::string, std::vector<double>> out;
   run_par(par, MPI_COMM_WORLD, [&](host::Simulation& sim) {
+    if (also) also(sim);
     const grid::Patch& p = sim.decomposition().patch();
     const grid::Box v = p.valid();
     for (const std::string& name : sim.setup().program.variables) {

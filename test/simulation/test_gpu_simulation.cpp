@@ -136,21 +136,7 @@ TEST(EmpiricalFinish, TheSecondRunTimesNothingAndKeepsTheVerdict) {
                            {{"Saguaro::backend", quoted("cuda")},
                             {"Saguaro::cache_dir", quoted(dir.path() + "/cache")}}));
   mapper::RunPlan first, second;
-  std::map<std::string, std::vector<double>> a, b;
-  auto run = [&](mapper::RunPlan& plan, std::map<std::string, std::vector<double>>& values) {
-    run_par(par, MPI_COMM_WORLD, [&](host::Simulation& sim) {
-      plan = sim.run_plan();
-      const grid::Patch& p = sim.decomposition().patch();
-      const grid::Box v = p.valid();
-      for (const std::string& name : sim.setup().program.variables) {
-        const double* u = sim.fields().host(sim.fields().find(name));
-        for (int k = v.lo[2]; k < v.hi[2]; ++k)
-          for (int j = v.lo[1]; j < v.hi[1]; ++j)
-            for (int i = v.lo[0]; i < v.hi[0]; ++i) values[name].push_back(u[p.linear(i, j, k)]);
-      }
-    });
-  };
-  run(first, a);
+  const auto a = run_case(par, [&](host::Simulation& sim) { first = sim.run_plan(); });
   std::size_t rhs = 0;
   while (rhs < first.calculations.size() && first.calculations[rhs].name != "wave_rhs") ++rhs;
   ASSERT_LT(rhs, first.calculations.size());
@@ -159,7 +145,7 @@ TEST(EmpiricalFinish, TheSecondRunTimesNothingAndKeepsTheVerdict) {
   ASSERT_EQ(timed.candidate_seconds.size(), timed.candidates.size());
   for (double s : timed.candidate_seconds) EXPECT_GT(s, 0);
   EXPECT_EQ(timed.mapping, timed.candidates[timed.kept]);
-  run(second, b);
+  const auto b = run_case(par, [&](host::Simulation& sim) { second = sim.run_plan(); });
   for (std::size_t i = 0; i < first.calculations.size(); ++i) {
     EXPECT_EQ(second.calculations[i].mapping, first.calculations[i].mapping)
         << first.calculations[i].name;

@@ -354,31 +354,30 @@ public:
     options.verbose = options_.verbose;
     const std::string arch = info_.arch();
     const std::size_t calculations = program.calculations.size();
-    // The distinct (calculation, mapping) modules; job[s][c] says which one set s uses.
+    // The distinct (calculation, mapping) modules; job[s][c] says which one set s uses. A job
+    // compiles from the first set that asked for it (generate_cuda reads only its own
+    // calculation's mapping there).
     struct Job {
-      std::size_t calculation;
-      std::vector<calc::Mapping> mappings; // of the set that first asked for it
+      std::size_t calculation, set;
+      calc::Mapping mapping;
     };
     std::vector<Job> jobs;
     std::vector<std::vector<std::size_t>> job(sets.size(), std::vector<std::size_t>(calculations));
     for (std::size_t s = 0; s < sets.size(); ++s)
       for (std::size_t c = 0; c < calculations; ++c) {
-        const calc::Mapping mine =
+        calc::Mapping mine =
             sets[s].empty() ? calc::default_mapping(program.calculations[c]) : sets[s].at(c);
-        std::size_t j = 0;
-        while (j < jobs.size() &&
-               !(jobs[j].calculation == c &&
-                 (jobs[j].mappings.empty() ? calc::default_mapping(program.calculations[c])
-                                           : jobs[j].mappings[c]) == mine))
-          ++j;
-        if (j == jobs.size()) jobs.push_back({c, sets[s]});
+        auto same = [&](const Job& j) { return j.calculation == c && j.mapping == mine; };
+        const std::size_t j =
+            std::size_t(std::find_if(jobs.begin(), jobs.end(), same) - jobs.begin());
+        if (j == jobs.size()) jobs.push_back({c, s, std::move(mine)});
         job[s][c] = j;
       }
     const auto start = std::chrono::steady_clock::now();
     std::vector<std::future<CompiledProgram>> pending;
     for (const Job& j : jobs)
-      pending.push_back(std::async(std::launch::async, [&, j] {
-        return compile_generated(program, j.mappings, arch, options, int(j.calculation));
+      pending.push_back(std::async(std::launch::async, [&, c = j.calculation, s = j.set] {
+        return compile_generated(program, sets[s], arch, options, int(c));
       }));
     std::vector<CompiledProgram> compiled;
     std::exception_ptr failure;
