@@ -108,25 +108,16 @@ std::string sanitize(const std::string& name) {
 
 // Prints one kernel plan. It decides nothing: geometry, buffers, loads, order and arguments
 // come from the plan (calc/code_plan.hpp); it knows buffer kinds, not strategies.
-class KernelPrinter : public ExpressionEmitter {
+class KernelPrinter : public CudaExpressionEmitter {
 public:
   KernelPrinter(const calc::Calculation& calc, const calc::CodePlan& plan)
-      : ExpressionEmitter(calc.dag), calc_(calc), plan_(plan), e_(plan.e), f_(plan.f) {}
+      : CudaExpressionEmitter(calc.dag), calc_(calc), plan_(plan), e_(plan.e), f_(plan.f) {}
 
   // The kernel's text. `whole_register_file`: __launch_bounds__(threads, 1), so ptxas may use
   // 255 registers.
   std::string print(const std::string& name, bool whole_register_file);
 
 private:
-  std::string function_name(Function fn) const override { return cuda_function(fn); }
-  std::string uniform_leaf(const Node& n) const override {
-    switch (n.op) {
-    case Op::Parameter: return "p" + std::to_string(n.index);
-    case Op::Spacing: return "g.spacing[" + std::to_string(n.index) + "]";
-    default: return "g.time";
-    }
-  }
-
   std::string reg(int g, int d) const { return "r" + std::to_string(g) + "_" + name_part(d); }
   std::string load_text(const calc::Load& l, int g) const;
   std::string body();
@@ -475,6 +466,26 @@ void KernelPrinter::print_loop(std::ostringstream& o, const std::string& body_te
 
 } // namespace
 
+std::string CudaExpressionEmitter::function_name(Function fn) const {
+  return cuda_function(fn);
+}
+
+std::string CudaExpressionEmitter::uniform_leaf(const Node& n) const {
+  switch (n.op) {
+  case Op::Parameter: return "p" + std::to_string(n.index);
+  case Op::Spacing: return "g.spacing[" + std::to_string(n.index) + "]";
+  default: return "g.time";
+  }
+}
+
+std::string cuda_prelude(const std::set<std::string>& helpers) {
+  std::string o =
+      "struct saguaro_cuda_geometry {\n  " SAGUARO_STR(SAGUARO_CUDA_GEOMETRY_FIELDS) "\n};\n";
+  for (const auto& h : kCudaHelpers)
+    if (helpers.count(h[0])) o += h[1];
+  return o;
+}
+
 std::array<unsigned, 3> launch_grid(const CudaKernel& kernel, const std::array<int, 3>& lo,
                                     const std::array<int, 3>& hi) {
   const int e = kernel.block.iteration_axis, f = kernel.block.f_axis();
@@ -550,9 +561,7 @@ CudaModule generate_cuda(const calc::Program& program, const std::vector<calc::M
       << (program.calculations.size() == 1 ? "" : "s");
   o << ".\n";
   o << "// Double precision; arrays are C order [z][y][x], x fastest.\n";
-  o << "struct saguaro_cuda_geometry {\n  " SAGUARO_STR(SAGUARO_CUDA_GEOMETRY_FIELDS) "\n};\n";
-  for (const auto& h : kCudaHelpers)
-    if (helpers.count(h[0])) o << h[1];
+  o << cuda_prelude(helpers);
   for (const std::string& text : kernels_text) o << "\n" << text;
   module.source = o.str();
   return module;

@@ -14,6 +14,7 @@
 
 #include "calc/calculation.hpp"
 #include "calc/mapping.hpp"
+#include "codegen/expression.hpp"
 
 #include <array>
 #include <cstddef>
@@ -45,6 +46,21 @@ struct CudaGeometry {
   SAGUARO_CUDA_GEOMETRY_FIELDS
 };
 static_assert(std::is_standard_layout_v<CudaGeometry> && std::is_trivial_v<CudaGeometry>);
+
+// The CUDA dialect of expressions (function names; parameters p<i>, spacings and time from the
+// geometry argument g), shared by the kernel printers.
+class CudaExpressionEmitter : public ExpressionEmitter {
+public:
+  using ExpressionEmitter::ExpressionEmitter;
+
+protected:
+  std::string function_name(calc::Function fn) const override;
+  std::string uniform_leaf(const calc::Node& n) const override;
+};
+
+// A translation unit's head: the geometry struct and the helper functions named in `helpers`
+// (ExpressionEmitter::helpers()).
+std::string cuda_prelude(const std::set<std::string>& helpers);
 
 struct CudaKernel {
   std::string name;    // the extern "C" symbol

@@ -115,13 +115,15 @@ public:
   KernelModule& operator=(const KernelModule&) = delete;
 
   // Queues kernel `name` (an extern "C" __global__ function of the source). `params`: a
-  // pointer to each argument, as cuLaunchKernel takes them.
+  // pointer to each argument, as cuLaunchKernel takes them; `shared_bytes` of dynamic shared
+  // memory per block.
   void launch(const std::string& name, const std::array<unsigned, 3>& grid,
-              const std::array<unsigned, 3>& block, void** params);
+              const std::array<unsigned, 3>& block, void** params, std::size_t shared_bytes = 0);
   // Seconds between CUDA events recorded before the first and after the last of `count`
   // back-to-back launches (waits for them).
   double time(const std::string& name, const std::array<unsigned, 3>& grid,
-              const std::array<unsigned, 3>& block, void** params, int count = 1);
+              const std::array<unsigned, 3>& block, void** params, int count = 1,
+              std::size_t shared_bytes = 0);
   // ptxas's report per kernel (registers, spills).
   const std::map<std::string, PtxasReport>& resources() const;
 

@@ -52,11 +52,11 @@ KernelModule::KernelModule(const std::string&, const CompileOptions&) {
 }
 KernelModule::~KernelModule() = default;
 void KernelModule::launch(const std::string&, const std::array<unsigned, 3>&,
-                          const std::array<unsigned, 3>&, void**) {
+                          const std::array<unsigned, 3>&, void**, std::size_t) {
   no_cuda();
 }
 double KernelModule::time(const std::string&, const std::array<unsigned, 3>&,
-                          const std::array<unsigned, 3>&, void**, int) {
+                          const std::array<unsigned, 3>&, void**, int, std::size_t) {
   no_cuda();
 }
 const std::map<std::string, PtxasReport>& KernelModule::resources() const {

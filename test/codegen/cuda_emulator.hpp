@@ -10,6 +10,7 @@
 #pragma once
 
 #include "codegen/cuda.hpp"
+#include "codegen/cuda_time_tile.hpp"
 
 #include <array>
 #include <cstdlib>
@@ -82,10 +83,49 @@ public:
         src << ", *(const double*)a[" << n << "]";
       src << ");\n  });\n}\n";
     }
+    build(src.str(), dir);
+  }
+  // A time-tiled step's kernel of `variables` evolved variables (codegen/cuda_time_tile.hpp's
+  // calling convention: the tableau's pointer after the geometry's).
+  CudaEmulator(const codegen::TimeTileKernel& k, int variables, const std::string& dir) {
+    std::ostringstream src;
+    src << kEmulatorShim << "\n" << k.source << "\n";
+    src << "extern \"C\" void emu_" << k.name
+        << "(void** a, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by) {\n"
+        << "  saguaro_emu_run(gx, gy, gz, bx, by, [&] {\n    " << k.name << "(";
+    std::size_t n = 0;
+    for (int v = 0; v < 2 * variables; ++v, ++n) src << "*(double**)a[" << n << "], ";
+    src << "*(const saguaro_cuda_geometry*)a[" << n << "], *(const saguaro_tableau*)a[" << n + 1
+        << "]";
+    n += 2;
+    for (std::size_t p = 0; p < k.parameters.size(); ++p, ++n)
+      src << ", *(const double*)a[" << n << "]";
+    src << ");\n  });\n}\n";
+    build(src.str(), dir);
+  }
+  ~CudaEmulator() {
+    if (handle_) dlclose(handle_);
+  }
+  CudaEmulator(const CudaEmulator&) = delete;
+  CudaEmulator& operator=(const CudaEmulator&) = delete;
+
+  void launch(const codegen::CudaKernel& k, const std::array<unsigned, 3>& grid, void** args) {
+    launch(k.name, grid, {unsigned(k.block.tx), unsigned(k.block.tf)}, args);
+  }
+  void launch(const std::string& name, const std::array<unsigned, 3>& grid,
+              const std::array<unsigned, 2>& block, void** args) {
+    using Fn = void (*)(void**, unsigned, unsigned, unsigned, unsigned, unsigned);
+    auto fn = reinterpret_cast<Fn>(dlsym(handle_, ("emu_" + name).c_str()));
+    if (!fn) throw std::runtime_error("emulator: no kernel " + name);
+    fn(args, grid[0], grid[1], grid[2], block[0], block[1]);
+  }
+
+private:
+  void build(const std::string& source, const std::string& dir) {
     std::filesystem::create_directories(dir);
     static int counter = 0;
     std::string base = dir + "/emulated_" + std::to_string(counter++);
-    std::ofstream(base + ".cpp") << src.str();
+    std::ofstream(base + ".cpp") << source;
     std::string cmd = "c++ -std=c++20 -O1 -fPIC -shared -pthread -w -o " + base + ".so " + base +
                       ".cpp 2> " + base + ".log";
     if (std::system(cmd.c_str()) != 0) {
@@ -98,20 +138,7 @@ public:
     handle_ = dlopen((base + ".so").c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle_) throw std::runtime_error(std::string("emulator: dlopen: ") + dlerror());
   }
-  ~CudaEmulator() {
-    if (handle_) dlclose(handle_);
-  }
-  CudaEmulator(const CudaEmulator&) = delete;
-  CudaEmulator& operator=(const CudaEmulator&) = delete;
 
-  void launch(const codegen::CudaKernel& k, const std::array<unsigned, 3>& grid, void** args) {
-    using Fn = void (*)(void**, unsigned, unsigned, unsigned, unsigned, unsigned);
-    auto fn = reinterpret_cast<Fn>(dlsym(handle_, ("emu_" + k.name).c_str()));
-    if (!fn) throw std::runtime_error("emulator: no kernel " + k.name);
-    fn(args, grid[0], grid[1], grid[2], unsigned(k.block.tx), unsigned(k.block.tf));
-  }
-
-private:
   void* handle_ = nullptr;
 };
 

@@ -44,20 +44,26 @@ KernelModule::~KernelModule() {
 }
 
 void KernelModule::launch(const std::string& name, const std::array<unsigned, 3>& grid,
-                          const std::array<unsigned, 3>& block, void** params) {
+                          const std::array<unsigned, 3>& block, void** params,
+                          std::size_t shared_bytes) {
   Driver& d = Driver::get();
+  CUfunction fn = loaded_->function(name);
+  if (shared_bytes > 48 * 1024) // above the default, a kernel opts in
+    SAGUARO_CU(d, cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                     int(shared_bytes)));
   const CUresult r =
-      d.api().cuLaunchKernel(loaded_->function(name), grid[0], grid[1], grid[2], block[0], block[1],
-                             block[2], 0, d.stream(), params, nullptr);
+      d.api().cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                             unsigned(shared_bytes), d.stream(), params, nullptr);
   if (r != CUDA_SUCCESS)
     throw std::runtime_error("KernelModule: launching " + name + " failed: " + d.describe(r));
 }
 
 double KernelModule::time(const std::string& name, const std::array<unsigned, 3>& grid,
-                          const std::array<unsigned, 3>& block, void** params, int count) {
+                          const std::array<unsigned, 3>& block, void** params, int count,
+                          std::size_t shared_bytes) {
   Driver& d = Driver::get();
   SAGUARO_CU(d, cuEventRecord(loaded_->start, d.stream()));
-  for (int i = 0; i < count; ++i) launch(name, grid, block, params);
+  for (int i = 0; i < count; ++i) launch(name, grid, block, params, shared_bytes);
   SAGUARO_CU(d, cuEventRecord(loaded_->end, d.stream()));
   SAGUARO_CU(d, cuEventSynchronize(loaded_->end));
   float ms = 0;

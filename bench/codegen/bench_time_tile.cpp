@@ -1,0 +1,124 @@
+// The generated time-tiled RK4 step (calc/time_tile.hpp) of a periodic n^3 box against the
+// STREAM triad measured in the same process: every tile calc::time_tile_candidates offers for
+// the wave equation at fd order 2 and 4, the median of 11 timings of 10 back-to-back steps
+// (CUDA events), the effective bandwidth of the step's compulsory traffic (the state read once
+// and the new state written once: 2 x variables x n^3 doubles). Correctness is the tests'
+// (test/codegen/test_time_tile.cpp, on the CPU and on the GPU). On the GPU machine:
+//   build/bin/bench_time_tile [n]
+#include "calc/lower.hpp"
+#include "calc/time_tile.hpp"
+#include "codegen/cuda_time_tile.hpp"
+#include "edl/parser.hpp"
+#include "runtime/cuda.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using namespace saguaro;
+
+namespace {
+
+const char* kTriad =
+    R"(extern "C" __global__ void triad(double* a, const double* b, const double* c,
+                                     double s, unsigned long long n) {
+  for (unsigned long long t = blockIdx.x * 256ull + threadIdx.x; t < n; t += gridDim.x * 256ull)
+    a[t] = b[t] + s * c[t];
+})";
+
+template <class Launch>
+double median_seconds(Launch launch) {
+  std::vector<double> t;
+  launch(); // warm-up
+  for (int r = 0; r < 11; ++r) t.push_back(launch());
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  const int n = argc > 1 ? std::atoi(argv[1]) : 256;
+  const int g = 4; // ghost width: the arrays as a run allocates them for fd order 8
+  runtime::ArraySpace& space = runtime::cuda::device_space();
+  const std::size_t points = std::size_t(n + 2 * g) * (n + 2 * g) * (n + 2 * g);
+  const runtime::cuda::DeviceInfo info = runtime::cuda::device_info();
+  fmt::print("# {} (driver {}, NVRTC {}), {}^3 periodic, ghost width {}\n", info.name,
+             info.driver_version, runtime::cuda::nvrtc_version(), n, g);
+
+  std::vector<double*> arrays;
+  for (int i = 0; i < 4; ++i) {
+    arrays.push_back(space.allocate(points));
+    std::vector<double> init(points);
+    for (std::size_t p = 0; p < points; ++p) init[p] = 1e-3 * double((p * 7 + i) % 1013);
+    space.from_host(arrays.back(), init.data(), points);
+  }
+  runtime::cuda::KernelModule triad(kTriad);
+  double s = 1.5;
+  unsigned long long count = points;
+  void* targs[] = {&arrays[0], &arrays[1], &arrays[2], &s, &count};
+  const double triad_s = median_seconds([&] {
+    return triad.time("triad", {132 * 8, 1, 1}, {256, 1, 1}, targs, 10) / 10;
+  });
+  const double triad_bw = 3.0 * 8 * double(points) / triad_s;
+  fmt::print("triad: {:.1f} us, {:.0f} GB/s\n\n", triad_s * 1e6, triad_bw / 1e9);
+  fmt::print("| stencil | tile | threads | shared | registers | step [ms] | GB/s | % triad |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|\n");
+
+  codegen::CudaGeometry geometry{};
+  for (int a = 0; a < 3; ++a) {
+    geometry.alloc[a] = n + 2 * g;
+    geometry.lo[a] = g;
+    geometry.hi[a] = g + n;
+    geometry.spacing[a] = 1.0 / n;
+  }
+  geometry.pitch = n + 2 * g;
+  struct {
+    double a[codegen::kMaxTimeTileStages] = {}, b[codegen::kMaxTimeTileStages] = {};
+  } tab;
+  const double dt = 0.25 / n;
+  const double a[] = {(dt * 1) / 2, (dt * 1) / 2, dt},
+               b[] = {(dt * 1) / 6, (dt * 1) / 3, (dt * 1) / 3, (dt * 1) / 6};
+  std::copy(a, a + 3, tab.a);
+  std::copy(b, b + 4, tab.b);
+  for (int order : {2, 4}) {
+    const calc::Program program =
+        calc::lower(edl::parse_file(std::string(SAGUARO_SOURCE_DIR) + "/par/wave.edl"),
+                    calc::LowerOptions{order});
+    const calc::Calculation* rhs = nullptr;
+    for (const calc::Calculation& c : program.calculations)
+      if (c.schedule_bin == "MoL_CalcRHS") rhs = &c;
+    std::vector<std::string> rhs_names;
+    for (const std::string& v : program.evolved) rhs_names.push_back(v + "rhs");
+    for (const calc::TimeTile& tile : calc::time_tile_candidates(*rhs, 4)) {
+      const calc::TimeTilePlan plan =
+          calc::plan_time_tile(*rhs, program.evolved, rhs_names, 4, tile);
+      const codegen::TimeTileKernel k =
+          codegen::generate_time_tile_cuda(*rhs, plan, "saguaro_step");
+      runtime::cuda::KernelModule module(k.source);
+      std::vector<double> parameters(k.parameters.size(), 1.0);
+      std::vector<double*> pointers = {arrays[0], arrays[1], arrays[2], arrays[3]};
+      std::vector<void*> args;
+      for (double*& p : pointers) args.push_back(&p);
+      args.push_back(&geometry);
+      args.push_back(&tab);
+      for (double& p : parameters) args.push_back(&p);
+      const auto grid = codegen::time_tile_grid(plan, {g, g, g}, {g + n, g + n, g + n});
+      const double step = median_seconds([&] {
+        return module.time(k.name, grid, {unsigned(k.threads), 1, 1}, args.data(), 10,
+                           k.shared_bytes) /
+               10;
+      });
+      const double bytes = 2.0 * double(plan.state.size()) * 8.0 * double(n) * n * n;
+      fmt::print("| fd{} | {}x{}x{} | {} | {} B | {} | {:.3f} | {:.0f} | {:.1f}% |\n", order,
+                 tile.tx, tile.ty, tile.nz, k.threads, k.shared_bytes,
+                 module.resources().at(k.name).registers, step * 1e3, bytes / step / 1e9,
+                 100.0 * bytes / step / triad_bw);
+    }
+  }
+  for (double* p : arrays) space.release(p);
+  return 0;
+}

@@ -1,0 +1,254 @@
+// Prints a time-tiled step (see cuda_time_tile.hpp and calc/time_tile.hpp). One thread owns one
+// column of the tile grown by the stages' halo; per plane q of the state it reads (one plane
+// ahead, so that the load is in flight during the arithmetic):
+//
+//   queues shifted by one plane; the state's plane q enters
+//   centre planes of the values read at x/y neighbours written to shared memory (buffer q & 1)
+//   one barrier
+//   stage s = 1..S on plane q - s rz (where the thread's column is inside stage s's region):
+//     k = f(Y_s): z neighbours from the thread's queue of Y_s, x/y ones from the shared plane
+//     Y_{s+1} = y + a_s dt k enters the queue of stage s+1; acc += b_s dt k
+//   stage S writes y + dt sum b_s k_s on plane q - S rz of the tile's own columns.
+//
+// The stages' own values stay in registers; a shared plane, written once per plane and read
+// after the one barrier, is double-buffered so that the next plane's writes need no second
+// barrier. Measured by hand first (bench/profile/temporal.cu): B1 at 256^3 on the H100, 0.415 ms
+// per RK4 step against 1.8 ms for the folded plain step.
+#include "codegen/cuda_time_tile.hpp"
+
+#include "calc/mapping.hpp"
+#include "codegen/cuda.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace saguaro::codegen {
+
+namespace {
+
+using calc::Node;
+using calc::NodeId;
+using calc::Op;
+
+class TimeTilePrinter : public CudaExpressionEmitter {
+public:
+  TimeTilePrinter(const calc::Calculation& calc, const calc::TimeTilePlan& plan)
+      : CudaExpressionEmitter(calc.dag), calc_(calc), plan_(plan) {
+    for (const calc::Store& s : calc.stages.front().stores) roots_.push_back(s.value);
+    std::vector<NodeId> loaded;
+    nodes_ = calc::evaluated_nodes(calc.dag, roots_, {}, loaded);
+    for (std::size_t v = 0; v < plan.state.size(); ++v) var_of_[plan.state[v]] = int(v);
+    for (std::size_t v = 0, p = 0; v < plan.in_plane.size(); ++v)
+      plane_slot_.push_back(plan.in_plane[v] ? int(p++) : -1);
+    planes_ = int(std::count(plan.in_plane.begin(), plan.in_plane.end(), true));
+  }
+
+  TimeTileKernel print(const std::string& name);
+
+private:
+  // Queue names: the state's (plane q - j), stage s's input Y_s (plane q - (s-1) rz - j), the
+  // accumulator's (plane q - rz - j).
+  static std::string state_q(int v, int j) { return fmt::format("y{}_{}", v, j); }
+  static std::string stage_q(int s, int v, int j) { return fmt::format("Y{}_{}_{}", s, v, j); }
+  static std::string acc_q(int v, int j) { return fmt::format("a{}_{}", v, j); }
+  std::string input(int s, int v, int j) const { return s == 1 ? state_q(v, j) : stage_q(s, v, j); }
+  std::string stage_body(int s);
+
+  const calc::Calculation& calc_;
+  const calc::TimeTilePlan& plan_;
+  std::vector<NodeId> roots_, nodes_;
+  std::map<int, int> var_of_;   // grid function -> evolved variable
+  std::vector<int> plane_slot_; // per variable: its shared plane's slot, or -1
+  int planes_ = 0;
+};
+
+// Stage s on its plane: the right-hand side, then the stage's combinations.
+std::string TimeTilePrinter::stage_body(int s) {
+  const int S = plan_.stages, rz = plan_.radius[2], V = int(plan_.state.size());
+  const int bx = plan_.block_x();
+  std::ostringstream o;
+  for (NodeId id : nodes_) {
+    const Node& n = dag_.node(id);
+    if (n.uniform) continue;
+    o << "      const double n" << id << " = ";
+    if (n.op == Op::Load) {
+      const int v = var_of_.at(n.index);
+      const auto& off = n.offset;
+      if (off[0] == 0 && off[1] == 0) {
+        o << input(s, v, rz - off[2]);
+      } else {
+        const int d = off[0] + off[1] * bx;
+        o << fmt::format("sp[{}][tid{}{}]", (s - 1) * planes_ + plane_slot_[std::size_t(v)],
+                         d < 0 ? " - " : " + ", std::abs(d));
+      }
+    } else {
+      o << varying_expr(id);
+    }
+    o << ";\n";
+  }
+  const std::vector<calc::Store>& stores = calc_.stages.front().stores;
+  for (int v = 0; v < V; ++v) {
+    const std::string k = ref(stores[std::size_t(plan_.rhs[std::size_t(v)])].value);
+    // The state on this stage's plane (read by every stage but the last of several).
+    const std::string y = s < S || s == 1 ? state_q(v, s * rz) : std::string();
+    if (s < S)
+      o << "      " << stage_q(s + 1, v, 0) << " = " << y << " + tab.a[" << s - 1 << "] * " << k
+        << ";\n";
+    const std::string acc = acc_q(v, (s - 1) * rz);
+    const std::string sum = (s == 1 ? y : acc) + " + tab.b[" + std::to_string(s - 1) + "] * " + k;
+    if (s < S)
+      o << "      " << acc << " = " << sum << ";\n";
+    else
+      o << "      if (store) y" << v << "_new[col + zo] = " << sum << ";\n";
+  }
+  return o.str();
+}
+
+TimeTileKernel TimeTilePrinter::print(const std::string& name) {
+  const int S = plan_.stages, rz = plan_.radius[2], V = int(plan_.state.size());
+  if (S > kMaxTimeTileStages)
+    throw std::invalid_argument(
+        fmt::format("a time-tiled step of {} stages (at most {})", S, kMaxTimeTileStages));
+  const int bx = plan_.block_x(), by = plan_.block_y(), hx = plan_.halo(0), hy = plan_.halo(1);
+  const int rx = plan_.radius[0], ry = plan_.radius[1];
+  const int state_depth = std::max(2 * rz, (S - 1) * rz) + 1;
+  const int acc_depth = (S - 1) * rz + 1;
+  // The bodies and uniform values first: they create the helpers and hoisted factors.
+  std::vector<std::string> bodies;
+  for (int s = 1; s <= S; ++s) bodies.push_back(stage_body(s));
+  std::ostringstream uniforms;
+  for (NodeId id : calc_.dag.reachable(roots_)) {
+    const Node& n = dag_.node(id);
+    if (n.uniform && n.op != Op::Constant)
+      uniforms << "  const double u" << id << " = " << uniform_expr(id) << ";\n";
+  }
+
+  TimeTileKernel out;
+  out.name = name;
+  out.threads = plan_.threads();
+  out.shared_bytes = plan_.shared_bytes();
+  std::set<int> parameters;
+  for (NodeId id : calc_.dag.reachable(roots_))
+    if (calc_.dag.node(id).op == Op::Parameter) parameters.insert(calc_.dag.node(id).index);
+  out.parameters.assign(parameters.begin(), parameters.end());
+
+  std::ostringstream o;
+  o << "// Generated by Saguaro (CUDA backend): calculation '" << calc_.name << "' as a "
+    << plan_.text() << ".\n";
+  o << "// Double precision; arrays are C order [z][y][x], x fastest.\n";
+  o << cuda_prelude(helpers());
+  o << "struct saguaro_tableau {\n  double a[" << kMaxTimeTileStages << "];\n  double b["
+    << kMaxTimeTileStages << "];\n};\n\n";
+  o << "extern \"C\" __global__ void __launch_bounds__(" << out.threads << ", 1) " << name << "(\n";
+  std::vector<std::string> args;
+  for (int v = 0; v < V; ++v) args.push_back(fmt::format("const double* __restrict__ y{}", v));
+  for (int v = 0; v < V; ++v) args.push_back(fmt::format("double* __restrict__ y{}_new", v));
+  args.push_back("const saguaro_cuda_geometry g");
+  args.push_back("const saguaro_tableau tab");
+  for (int p : out.parameters) args.push_back("const double p" + std::to_string(p));
+  for (std::size_t a = 0; a < args.size(); ++a)
+    o << "    " << args[a] << (a + 1 < args.size() ? ",\n" : ") {\n");
+
+  o << "  // This thread's column of the grown tile, wrapped around the periodic box.\n";
+  o << "  const int tid = int(threadIdx.x), lx = tid % " << bx << ", ly = tid / " << bx << ";\n";
+  o << "  const int nx = g.hi[0] - g.lo[0], ny = g.hi[1] - g.lo[1], nz = g.hi[2] - g.lo[2];\n";
+  o << "  const int ox = int(blockIdx.x) * " << plan_.tile.tx << " + lx - " << hx
+    << ", oy = int(blockIdx.y) * " << plan_.tile.ty << " + ly - " << hy << ";\n";
+  o << "  const long long sy = g.pitch, sz = sy * g.alloc[1];\n";
+  o << "  const long long col = g.lo[0] + ((ox % nx) + nx) % nx + (g.lo[1] + ((oy % ny) + ny) % "
+       "ny) * sy;\n";
+  o << "  const bool own = lx >= " << hx << " && lx < " << hx + plan_.tile.tx << " && ly >= " << hy
+    << " && ly < " << hy + plan_.tile.ty << " && ox < nx && oy < ny;\n";
+  for (int s = 1; s <= S; ++s)
+    o << "  const bool in" << s << " = lx >= " << s * rx << " && lx < " << bx - s * rx
+      << " && ly >= " << s * ry << " && ly < " << by - s * ry << "; // stage " << s
+      << "'s region\n";
+  o << "  const int z0 = int(blockIdx.z) * " << plan_.tile.nz << ", z1 = min(z0 + " << plan_.tile.nz
+    << ", nz);\n";
+  o << "  auto plane = [&](int z) { return (long long)(g.lo[2] + ((z % nz) + nz) % nz) * sz; };\n";
+  if (planes_ > 0) {
+    o << "  extern __shared__ double saguaro_smem[];\n";
+    o << "  double* sp[" << S * planes_ << "]; // per stage and variable read in plane\n";
+  }
+  o << "  // Values uniform over the grid.\n";
+  o << uniforms.str();
+  for (const auto& [hname, text] : hoisted())
+    o << "  const double " << hname << " = " << text << ";\n";
+  o << "  // Queues: the state (plane q - j), stage s's input (plane q - (s-1)"
+    << "*" << rz << " - j), the accumulator (plane q - " << rz << " - j).\n";
+  for (int v = 0; v < V; ++v) {
+    o << "  double next" << v;
+    for (int j = 0; j < state_depth; ++j) o << ", " << state_q(v, j) << " = 0";
+    for (int s = 2; s <= S; ++s)
+      for (int j = 0; j <= 2 * rz; ++j) o << ", " << stage_q(s, v, j) << " = 0";
+    if (S > 1)
+      for (int j = 0; j < acc_depth; ++j) o << ", " << acc_q(v, j) << " = 0";
+    o << ";\n";
+  }
+  o << "  {\n    const long long z = plane(z0 - " << S * rz << ");\n";
+  for (int v = 0; v < V; ++v) o << "    next" << v << " = y" << v << "[col + z];\n";
+  o << "  }\n";
+  o << "  for (int q = z0 - " << S * rz << "; q < z1 + " << S * rz << "; ++q) {\n";
+  for (int v = 0; v < V; ++v) {
+    for (int j = state_depth - 1; j > 0; --j)
+      o << "    " << state_q(v, j) << " = " << state_q(v, j - 1) << ";\n";
+    o << "    " << state_q(v, 0) << " = next" << v << ";\n";
+    for (int s = 2; s <= S; ++s)
+      for (int j = 2 * rz; j > 0; --j)
+        o << "    " << stage_q(s, v, j) << " = " << stage_q(s, v, j - 1) << ";\n";
+    if (S > 1)
+      for (int j = acc_depth - 1; j > 0; --j)
+        o << "    " << acc_q(v, j) << " = " << acc_q(v, j - 1) << ";\n";
+  }
+  if (planes_ > 0) {
+    o << "    // The centre planes, stage s's at q - s*" << rz << ".\n";
+    o << "    double* const buffer = saguaro_smem + (q & 1) * " << S * planes_ * plan_.threads()
+      << ";\n";
+    for (int s = 1; s <= S; ++s)
+      for (int v = 0; v < V; ++v) {
+        if (plane_slot_[std::size_t(v)] < 0) continue;
+        const int slot = (s - 1) * planes_ + plane_slot_[std::size_t(v)];
+        o << "    sp[" << slot << "] = buffer + " << slot * plan_.threads() << ";\n";
+        o << "    sp[" << slot << "][tid] = " << input(s, v, rz) << ";\n";
+      }
+  }
+  o << "    if (q + 1 < z1 + " << S * rz << ") {\n      const long long z = plane(q + 1);\n";
+  for (int v = 0; v < V; ++v) o << "      next" << v << " = y" << v << "[col + z];\n";
+  o << "    }\n";
+  if (planes_ > 0) o << "    __syncthreads();\n";
+  for (int s = 1; s <= S; ++s) {
+    o << "    if (in" << s << ") { // stage " << s << " on plane q - " << s * rz << "\n";
+    if (s == S) {
+      o << "      const int zs = q - " << S * rz << ";\n";
+      o << "      const bool store = own && zs >= z0 && zs < z1;\n";
+      o << "      const long long zo = (long long)(g.lo[2] + zs) * sz;\n";
+    }
+    o << bodies[std::size_t(s - 1)];
+    o << "    }\n";
+  }
+  o << "  }\n}\n";
+  out.source = o.str();
+  return out;
+}
+
+} // namespace
+
+TimeTileKernel generate_time_tile_cuda(const calc::Calculation& calc,
+                                       const calc::TimeTilePlan& plan, const std::string& name) {
+  TimeTilePrinter printer(calc, plan);
+  return printer.print(name);
+}
+
+std::array<unsigned, 3> time_tile_grid(const calc::TimeTilePlan& plan, const std::array<int, 3>& lo,
+                                       const std::array<int, 3>& hi) {
+  auto blocks = [](int n, int per) { return n <= 0 ? 0u : unsigned((n + per - 1) / per); };
+  return {blocks(hi[0] - lo[0], plan.tile.tx), blocks(hi[1] - lo[1], plan.tile.ty),
+          blocks(hi[2] - lo[2], plan.tile.nz)};
+}
+
+} // namespace saguaro::codegen

@@ -1,0 +1,45 @@
+// CUDA code generation for a time-tiled step (calc/time_tile.hpp): one kernel that evaluates
+// every stage of an explicit Runge-Kutta step with a sub-diagonal tableau on a tile kept on
+// chip, reading the state once and writing the new state once.
+//
+// Calling convention, in this order:
+//   1. per evolved variable (TimeTilePlan::state order), `const double*` to its state;
+//   2. per evolved variable, `double*` to the array the new state is written to (owned points
+//      only; the ghosts are the step's post-step's);
+//   3. `saguaro_cuda_geometry g` (codegen/cuda.hpp): lo/hi the owned points, the periodic box;
+//   4. `saguaro_tableau tab`: a[s] = a_{s+1} dt and b[s] = b_{s+1} dt, as
+//      schedule::Coefficient::value computes them;
+//   5. one `double` per entry of TimeTileKernel::parameters.
+// Launch: block (threads, 1, 1), grid time_tile_grid(...), dynamic shared memory shared_bytes.
+#pragma once
+
+#include "calc/calculation.hpp"
+#include "calc/time_tile.hpp"
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace saguaro::codegen {
+
+// The most stages a generated time-tiled kernel takes (the tableau argument's size).
+inline constexpr int kMaxTimeTileStages = 8;
+
+struct TimeTileKernel {
+  std::string name;            // the extern "C" symbol
+  std::string source;          // the whole translation unit
+  std::vector<int> parameters; // calc::Program::parameters indices, in argument order
+  int threads = 0;
+  std::size_t shared_bytes = 0;
+};
+
+// Throws std::invalid_argument when the plan has more than kMaxTimeTileStages stages.
+TimeTileKernel generate_time_tile_cuda(const calc::Calculation& calc,
+                                       const calc::TimeTilePlan& plan, const std::string& name);
+
+// Blocks of a launch over the owned points [lo, hi).
+std::array<unsigned, 3> time_tile_grid(const calc::TimeTilePlan& plan, const std::array<int, 3>& lo,
+                                       const std::array<int, 3>& hi);
+
+} // namespace saguaro::codegen
