@@ -60,7 +60,11 @@ using Runner = std::function<void(const codegen::TimeTileKernel&, const calc::Ti
 void emulated(const codegen::TimeTileKernel& k, const calc::TimeTilePlan& plan,
               std::array<unsigned, 3> grid, std::vector<std::vector<double>>& y,
               std::vector<std::vector<double>>& out, const Arguments& arguments) {
-  CudaEmulator emu(k, int(y.size()), ::testing::TempDir() + "/time_tile");
+  // A directory per test: ctest runs the tests as processes in parallel, and the emulator's
+  // files are numbered per process.
+  CudaEmulator emu(k, int(y.size()),
+                   ::testing::TempDir() + "/time_tile_" +
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
   std::vector<double*> pointers;
   for (auto& a : y) pointers.push_back(a.data());
   for (auto& a : out) pointers.push_back(a.data());
