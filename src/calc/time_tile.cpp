@@ -1,7 +1,6 @@
 // Whether and how a right-hand side is evaluated time-tiled (see time_tile.hpp).
 #include "calc/time_tile.hpp"
 
-#include "calc/mapping.hpp"
 #include "support/text.hpp"
 
 #include <algorithm>
@@ -20,6 +19,13 @@ constexpr double kMinUsefulFraction = 0.25;
 int find_ignoring_case(const Calculation& calc, const std::string& name) {
   for (std::size_t g = 0; g < calc.grid_functions.size(); ++g)
     if (support::iequals(calc.grid_functions[g].name, name)) return int(g);
+  return -1;
+}
+
+// The index in `stage`'s stores of the store of grid function `g`, or -1.
+int store_of(const Stage& stage, int g) {
+  for (std::size_t i = 0; i < stage.stores.size(); ++i)
+    if (stage.stores[i].grid_function == g) return int(i);
   return -1;
 }
 
@@ -51,9 +57,7 @@ std::string time_tile_obstacle(const Calculation& calc, const std::vector<std::s
   for (std::size_t v = 0; v < state.size(); ++v) {
     const int g = find_ignoring_case(calc, state[v]);
     const int k = find_ignoring_case(calc, rhs.at(v));
-    const bool stores_k = std::any_of(stage.stores.begin(), stage.stores.end(),
-                                      [k](const Store& s) { return s.grid_function == k; });
-    if (k < 0 || !stores_k)
+    if (k < 0 || store_of(stage, k) < 0)
       return fmt::format("it does not compute the right-hand side of {}", state[v]);
     if (g >= 0) states.insert(g);
     stored.insert(k);
@@ -72,9 +76,9 @@ std::string time_tile_obstacle(const Calculation& calc, const std::vector<std::s
                            "mixed derivative with z)",
                            calc.grid_functions[std::size_t(in.grid_function)].name);
   }
-  std::vector<NodeId> roots, loaded;
+  std::vector<NodeId> roots;
   for (const Store& s : stage.stores) roots.push_back(s.value);
-  for (NodeId id : evaluated_nodes(calc.dag, roots, {}, loaded)) {
+  for (NodeId id : calc.dag.reachable(roots)) {
     const Node& n = calc.dag.node(id);
     if (n.op == Op::Coordinate) return "it uses coordinates (the tile wraps around the box)";
     if (n.op == Op::Time) return "it uses the time (each stage is at its own)";
@@ -93,10 +97,7 @@ TimeTilePlan plan_time_tile(const Calculation& calc, const std::vector<std::stri
   const Stage& stage = calc.stages.front();
   for (std::size_t v = 0; v < state.size(); ++v) {
     plan.state.push_back(find_ignoring_case(calc, state[v]));
-    const int k = find_ignoring_case(calc, rhs[v]);
-    plan.rhs.push_back(int(std::find_if(stage.stores.begin(), stage.stores.end(),
-                                        [k](const Store& s) { return s.grid_function == k; }) -
-                           stage.stores.begin()));
+    plan.rhs.push_back(store_of(stage, find_ignoring_case(calc, rhs[v])));
     bool in_plane = false;
     for (const InputStencil& in : calc.inputs)
       if (in.grid_function == plan.state.back())

@@ -4,7 +4,7 @@
 //
 // The method applies to integrators whose Butcher tableau has only a sub-diagonal,
 //   Y_1 = y,  Y_{s+1} = y + a_s dt k_s,  y_new = y + dt sum_s b_s k_s,  k_s = f(Y_s)
-// (RK4, the midpoint rule, Heun, Euler: schedule::Integrator::subdiagonal), and to right-hand
+// (RK4, the midpoint rule, Heun, Euler; the caller gives the number of stages), and to right-hand
 // sides that read only the evolved variables, without coordinates or time. The tile is a
 // column of tx x ty points streamed along z (2.5D): stage s is evaluated on the column grown by
 // (stages - s) radii in x and y, each plane radius[2] planes behind the previous stage's, so
@@ -13,7 +13,8 @@
 // planes of the variables read at x/y neighbours go through shared memory. The grown columns
 // wrap around the periodic box, so the step needs no ghost zones: it applies to one patch that
 // covers a periodic box (one rank, periodic faces, no post-step but the ghost fill).
-// codegen/cuda_time_tile.hpp prints it; model::predict_time_tile prices it.
+// codegen/cuda_time_tile.hpp prints it. Not yet done: the step plan launching it and the
+// model pricing its tiles against the plain step (issue 22).
 #pragma once
 
 #include "calc/calculation.hpp"

@@ -16,7 +16,6 @@
 // per RK4 step against 1.8 ms for the folded plain step.
 #include "codegen/cuda_time_tile.hpp"
 
-#include "calc/mapping.hpp"
 #include "codegen/cuda.hpp"
 
 #include <algorithm>
@@ -40,8 +39,7 @@ public:
   TimeTilePrinter(const calc::Calculation& calc, const calc::TimeTilePlan& plan)
       : CudaExpressionEmitter(calc.dag), calc_(calc), plan_(plan) {
     for (const calc::Store& s : calc.stages.front().stores) roots_.push_back(s.value);
-    std::vector<NodeId> loaded;
-    nodes_ = calc::evaluated_nodes(calc.dag, roots_, {}, loaded);
+    nodes_ = calc.dag.reachable(roots_);
     for (std::size_t v = 0; v < plan.state.size(); ++v) var_of_[plan.state[v]] = int(v);
     for (std::size_t v = 0, p = 0; v < plan.in_plane.size(); ++v)
       plane_slot_.push_back(plan.in_plane[v] ? int(p++) : -1);
@@ -58,6 +56,11 @@ private:
   static std::string acc_q(int v, int j) { return fmt::format("a{}_{}", v, j); }
   std::string input(int s, int v, int j) const { return s == 1 ? state_q(v, j) : stage_q(s, v, j); }
   std::string stage_body(int s);
+  // "12800 + tid": this thread's entry of stage s's centre plane of variable v in `buffer`.
+  std::string plane_offset(int s, int v) const {
+    return fmt::format("{} + tid",
+                       ((s - 1) * planes_ + plane_slot_[std::size_t(v)]) * plan_.threads());
+  }
 
   const calc::Calculation& calc_;
   const calc::TimeTilePlan& plan_;
@@ -83,8 +86,7 @@ std::string TimeTilePrinter::stage_body(int s) {
         o << input(s, v, rz - off[2]);
       } else {
         const int d = off[0] + off[1] * bx;
-        o << fmt::format("sp[{}][tid{}{}]", (s - 1) * planes_ + plane_slot_[std::size_t(v)],
-                         d < 0 ? " - " : " + ", std::abs(d));
+        o << fmt::format("buffer[{}{}{}]", plane_offset(s, v), d < 0 ? " - " : " + ", std::abs(d));
       }
     } else {
       o << varying_expr(id);
@@ -122,19 +124,18 @@ TimeTileKernel TimeTilePrinter::print(const std::string& name) {
   std::vector<std::string> bodies;
   for (int s = 1; s <= S; ++s) bodies.push_back(stage_body(s));
   std::ostringstream uniforms;
-  for (NodeId id : calc_.dag.reachable(roots_)) {
+  std::set<int> parameters;
+  for (NodeId id : nodes_) {
     const Node& n = dag_.node(id);
     if (n.uniform && n.op != Op::Constant)
       uniforms << "  const double u" << id << " = " << uniform_expr(id) << ";\n";
+    if (n.op == Op::Parameter) parameters.insert(n.index);
   }
 
   TimeTileKernel out;
   out.name = name;
   out.threads = plan_.threads();
   out.shared_bytes = plan_.shared_bytes();
-  std::set<int> parameters;
-  for (NodeId id : calc_.dag.reachable(roots_))
-    if (calc_.dag.node(id).op == Op::Parameter) parameters.insert(calc_.dag.node(id).index);
   out.parameters.assign(parameters.begin(), parameters.end());
 
   std::ostringstream o;
@@ -171,10 +172,7 @@ TimeTileKernel TimeTilePrinter::print(const std::string& name) {
   o << "  const int z0 = int(blockIdx.z) * " << plan_.tile.nz << ", z1 = min(z0 + " << plan_.tile.nz
     << ", nz);\n";
   o << "  auto plane = [&](int z) { return (long long)(g.lo[2] + ((z % nz) + nz) % nz) * sz; };\n";
-  if (planes_ > 0) {
-    o << "  extern __shared__ double saguaro_smem[];\n";
-    o << "  double* sp[" << S * planes_ << "]; // per stage and variable read in plane\n";
-  }
+  if (planes_ > 0) o << "  extern __shared__ double saguaro_smem[];\n";
   o << "  // Values uniform over the grid.\n";
   o << uniforms.str();
   for (const auto& [hname, text] : hoisted())
@@ -206,16 +204,14 @@ TimeTileKernel TimeTilePrinter::print(const std::string& name) {
         o << "    " << acc_q(v, j) << " = " << acc_q(v, j - 1) << ";\n";
   }
   if (planes_ > 0) {
-    o << "    // The centre planes, stage s's at q - s*" << rz << ".\n";
+    o << "    // The centre planes, stage s's at q - s*" << rz << ", per stage and variable read\n"
+      << "    // in plane.\n";
     o << "    double* const buffer = saguaro_smem + (q & 1) * " << S * planes_ * plan_.threads()
       << ";\n";
     for (int s = 1; s <= S; ++s)
-      for (int v = 0; v < V; ++v) {
-        if (plane_slot_[std::size_t(v)] < 0) continue;
-        const int slot = (s - 1) * planes_ + plane_slot_[std::size_t(v)];
-        o << "    sp[" << slot << "] = buffer + " << slot * plan_.threads() << ";\n";
-        o << "    sp[" << slot << "][tid] = " << input(s, v, rz) << ";\n";
-      }
+      for (int v = 0; v < V; ++v)
+        if (plane_slot_[std::size_t(v)] >= 0)
+          o << "    buffer[" << plane_offset(s, v) << "] = " << input(s, v, rz) << ";\n";
   }
   o << "    if (q + 1 < z1 + " << S * rz << ") {\n      const long long z = plane(q + 1);\n";
   for (int v = 0; v < V; ++v) o << "      next" << v << " = y" << v << "[col + z];\n";

@@ -70,38 +70,18 @@ public:
   CudaEmulator(const codegen::CudaModule& module, const std::string& dir) {
     std::ostringstream src;
     src << kEmulatorShim << "\n" << module.source << "\n";
-    for (const codegen::CudaKernel& k : module.kernels) {
-      src << "extern \"C\" void emu_" << k.name
-          << "(void** a, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by) {\n"
-          << "  saguaro_emu_run(gx, gy, gz, bx, by, [&] {\n    " << k.name << "(";
-      std::size_t n = 0;
-      for (std::size_t f = 0; f < k.fields.size(); ++f, ++n) src << "*(double**)a[" << n << "], ";
-      for (std::size_t t = 0; t < k.temporaries.size(); ++t, ++n)
-        src << "*(double**)a[" << n << "], ";
-      src << "*(const saguaro_cuda_geometry*)a[" << n++ << "]";
-      for (std::size_t p = 0; p < k.parameters.size(); ++p, ++n)
-        src << ", *(const double*)a[" << n << "]";
-      src << ");\n  });\n}\n";
-    }
+    for (const codegen::CudaKernel& k : module.kernels)
+      src << wrapper(k.name, k.fields.size() + k.temporaries.size(), {"saguaro_cuda_geometry"},
+                     k.parameters.size());
     build(src.str(), dir);
   }
   // A time-tiled step's kernel of `variables` evolved variables (codegen/cuda_time_tile.hpp's
   // calling convention: the tableau's pointer after the geometry's).
   CudaEmulator(const codegen::TimeTileKernel& k, int variables, const std::string& dir) {
-    std::ostringstream src;
-    src << kEmulatorShim << "\n" << k.source << "\n";
-    src << "extern \"C\" void emu_" << k.name
-        << "(void** a, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by) {\n"
-        << "  saguaro_emu_run(gx, gy, gz, bx, by, [&] {\n    " << k.name << "(";
-    std::size_t n = 0;
-    for (int v = 0; v < 2 * variables; ++v, ++n) src << "*(double**)a[" << n << "], ";
-    src << "*(const saguaro_cuda_geometry*)a[" << n << "], *(const saguaro_tableau*)a[" << n + 1
-        << "]";
-    n += 2;
-    for (std::size_t p = 0; p < k.parameters.size(); ++p, ++n)
-      src << ", *(const double*)a[" << n << "]";
-    src << ");\n  });\n}\n";
-    build(src.str(), dir);
+    build(std::string(kEmulatorShim) + "\n" + k.source + "\n" +
+              wrapper(k.name, std::size_t(2 * variables),
+                      {"saguaro_cuda_geometry", "saguaro_tableau"}, k.parameters.size()),
+          dir);
   }
   ~CudaEmulator() {
     if (handle_) dlclose(handle_);
@@ -121,6 +101,27 @@ public:
   }
 
 private:
+  // emu_NAME(args, grid, block): runs kernel NAME over the grid, its arguments `pointers`
+  // arrays, then structs of the types `by_value`, then `parameters` doubles, each a[i] pointing
+  // at its value.
+  static std::string wrapper(const std::string& name, std::size_t pointers,
+                             const std::vector<std::string>& by_value, std::size_t parameters) {
+    std::ostringstream src;
+    src << "extern \"C\" void emu_" << name
+        << "(void** a, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by) {\n"
+        << "  saguaro_emu_run(gx, gy, gz, bx, by, [&] {\n    " << name << "(";
+    std::vector<std::string> args;
+    for (std::size_t i = 0; i < pointers; ++i)
+      args.push_back("*(double**)a[" + std::to_string(args.size()) + "]");
+    for (const std::string& type : by_value)
+      args.push_back("*(const " + type + "*)a[" + std::to_string(args.size()) + "]");
+    for (std::size_t i = 0; i < parameters; ++i)
+      args.push_back("*(const double*)a[" + std::to_string(args.size()) + "]");
+    for (std::size_t i = 0; i < args.size(); ++i) src << (i ? ", " : "") << args[i];
+    src << ");\n  });\n}\n";
+    return src.str();
+  }
+
   void build(const std::string& source, const std::string& dir) {
     std::filesystem::create_directories(dir);
     static int counter = 0;

@@ -222,7 +222,6 @@ TEST(TimeTile, OnTheGpuTheStepEqualsThePlainStep) {
 }
 
 TEST(TimeTile, NvrtcCompilesTheWaveStepWithoutSpills) {
-  std::string why;
   if (!runtime::cuda::built_with_cuda()) GTEST_SKIP() << "built without CUDA";
   const calc::Program wave2 = load("par/wave.edl", 2);
   const calc::Calculation& c = rhs_of(wave2);
