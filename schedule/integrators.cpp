@@ -4,10 +4,12 @@
 #include "support/diagnostics.hpp"
 #include "runtime/array_space.hpp"
 #include "schedule/names.hpp"
+#include "calc/rational.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -314,6 +316,102 @@ const Integrator& find_integrator(const std::string& name) {
   throw support::InputError(
       {}, fmt::format("unknown MoL::ODE_Method '{}': expected {}", name, keyword_list()),
       support::did_you_mean(name, names));
+}
+
+namespace {
+
+// A register's value in the symbolic run: y_n and the stages' k, each at a power of dt (0 or
+// 1; the table never multiplies dt twice, which would show up as power 2 and be refused).
+struct Symbolic {
+  // terms[{basis, dt power}]: basis 0 is y_n, s + 1 is stage s's k.
+  std::map<std::pair<int, int>, calc::Rational> terms;
+  bool defined = false;
+};
+
+Symbolic combine_symbolic(const std::vector<Symbolic>& registers, const Combination& c,
+                          bool& undefined) {
+  Symbolic out;
+  out.defined = true;
+  for (const Combination::Term& t : c.terms) {
+    const Symbolic& x = registers.at(std::size_t(t.x));
+    if (!x.defined) undefined = true;
+    const calc::Rational a(t.a.r.num, t.a.r.den);
+    for (const auto& [key, value] : x.terms) {
+      const std::pair<int, int> at{key.first, key.second + (t.a.dt ? 1 : 0)};
+      calc::Rational& slot = out.terms[at];
+      slot = slot + a * value;
+      if (slot.is_zero()) out.terms.erase(at);
+    }
+  }
+  return out;
+}
+
+Rational plain(const calc::Rational& r) {
+  return Rational{r.num, r.den};
+}
+
+// Reads x as y_n + dt sum_j coefficient_j k_j (j < stages); false when it is not of that form.
+bool as_step(const Symbolic& x, int stages, std::vector<Rational>& coefficients) {
+  coefficients.assign(std::size_t(stages), Rational{});
+  bool state = false;
+  for (const auto& [key, value] : x.terms) {
+    if (key.first == 0 && key.second == 0 && value == calc::Rational(1)) {
+      state = true;
+      continue;
+    }
+    if (key.first == 0 || key.second != 1 || key.first > stages) return false;
+    coefficients[std::size_t(key.first - 1)] = plain(value);
+  }
+  return state;
+}
+
+} // namespace
+
+bool ButcherTableau::sub_diagonal() const {
+  for (std::size_t s = 0; s < a.size(); ++s)
+    for (std::size_t j = 0; j < a[s].size(); ++j)
+      if (j + 1 != s && !a[s][j].zero()) return false;
+  return true;
+}
+
+Rational ButcherTableau::sub(int stage) const {
+  return a.at(std::size_t(stage)).at(std::size_t(stage - 1));
+}
+
+std::optional<ButcherTableau> butcher_tableau(const Integrator& integrator, std::string* why) {
+  auto refuse = [&](const std::string& reason) -> std::optional<ButcherTableau> {
+    if (why) *why = fmt::format("{}: {}", integrator.name, reason);
+    return std::nullopt;
+  };
+  const std::size_t registers = std::size_t(kFirstScratchRegister) + integrator.scratch.size();
+  std::vector<Symbolic> r(registers);
+  r[kStateRegister].terms[{0, 0}] = calc::Rational(1);
+  r[kStateRegister].defined = true;
+  bool undefined = false;
+  auto run = [&](const Combination& c) {
+    r[std::size_t(c.target)] = combine_symbolic(r, c, undefined);
+  };
+  for (const Combination& c : integrator.start) run(c);
+  ButcherTableau t;
+  const int stages = int(integrator.stages.size());
+  for (int s = 0; s < stages; ++s) {
+    const Stage& stage = integrator.stages[std::size_t(s)];
+    std::vector<Rational> a;
+    if (!as_step(r[kStateRegister], s, a))
+      return refuse(fmt::format("stage {} reads a state that is not y_n plus dt k terms", s + 1));
+    t.a.push_back(std::vector<Rational>(a.begin(), a.begin() + s));
+    t.c.push_back(stage.rhs_time);
+    r[kRhsRegister] = Symbolic{};
+    r[kRhsRegister].terms[{s + 1, 0}] = calc::Rational(1);
+    r[kRhsRegister].defined = true;
+    for (const Combination& c : stage.updates) run(c);
+    for (const std::array<int, 2>& w : stage.swaps)
+      std::swap(r[std::size_t(w[0])], r[std::size_t(w[1])]);
+  }
+  if (undefined) return refuse("a register is read before the step writes it");
+  if (!as_step(r[kStateRegister], stages, t.b))
+    return refuse("the new state is not y_n plus dt k terms");
+  return t;
 }
 
 } // namespace saguaro::schedule

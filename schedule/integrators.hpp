@@ -33,6 +33,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,28 @@ struct Integrator {
   // "swap y y1"
   std::string text(const std::array<int, 2>& swap) const;
 };
+
+// The Butcher tableau an integrator's table computes, read off its combinations by running them
+// symbolically: every register is a linear combination of the step's initial state y_n and the
+// stages' dt k_s, so the state each right-hand side reads is y_n + dt sum_j a[s][j] k_j and the
+// state after the last stage is y_n + dt sum_s b[s] k_s. Consumers that evaluate the step other
+// than by the table (the time-tiled step, calc/time_tile.hpp) take their coefficients from here,
+// so that the table stays the one place an integrator is written.
+struct ButcherTableau {
+  std::vector<std::vector<Rational>> a; // [stage][earlier stage], stage 0's empty
+  std::vector<Rational> b;              // per stage
+  std::vector<Rational> c;              // per stage: the right-hand side's time (Stage::rhs_time)
+  // Whether a[s][j] = 0 except j = s - 1: each stage reads y_n + a_s dt k_{s-1} (RK4, the
+  // midpoint rule, Heun, ICN, Euler), so that one accumulator carries the step.
+  bool sub_diagonal() const;
+  Rational sub(int stage) const; // a[stage][stage - 1]; stage >= 1
+};
+
+// The tableau of `integrator`; when its stages are not an explicit Runge-Kutta step of y_n (a
+// register read before the step writes it, a state that is not y_n plus dt k terms), none, and
+// `why` (if given) says where.
+std::optional<ButcherTableau> butcher_tableau(const Integrator& integrator,
+                                              std::string* why = nullptr);
 
 // One entry of the table in its notation: stages are {rhs time, combinations, state time}.
 struct IntegratorText {

@@ -162,7 +162,8 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
   norm_vars_ = output_variables(setup_, "IOScalar", "out_vars");
   hdf5_vars_ = output_variables(setup_, "IOHDF5", "out_vars");
 
-  plan_step(); // time integration
+  plan_step();      // time integration
+  plan_time_tile(); // or all of its stages in one kernel
 
   parameters_ = parameter_values(); // fixed for the run: nothing is steerable yet
   executor_ = std::make_unique<schedule::Executor>(setup_.schedule, timers_);
@@ -252,6 +253,7 @@ void Simulation::run() {
       log_ << "  " << summary << "\n";
     for (const std::string& line : plan_.log) log_ << "  " << line << "\n";
     log_ << "  " << folding_.note << "\n";
+    if (!time_tile_choice_.reason.empty()) log_ << "  " << time_tile_choice_.reason << "\n";
     std::istringstream plan(step_->plan().text()); // its first line; every operation if verbose
     for (std::string line; std::getline(plan, line) && (!line.empty());) {
       log_ << "  " << line << "\n";

@@ -17,11 +17,13 @@
 #include "calc/mapping.hpp"
 #include "grid/grid.hpp"
 #include "mapper/run_plan.hpp"
+#include "mapper/time_tile.hpp"
 #include "model/device.hpp"
 #include "param/registry.hpp"
 #include "runtime/kernel.hpp"
 #include "schedule/schedule.hpp"
 #include "schedule/step_fold.hpp"
+#include "schedule/step_plan.hpp"
 
 #include <mpi.h>
 
@@ -82,6 +84,8 @@ public:
   const schedule::Timers& timers() const { return timers_; }
   // The run's decisions (mappings, the empirical finish's candidates and verdict, launches).
   const mapper::RunPlan& run_plan() const { return plan_; }
+  // Saguaro::time_tile's decision (use: the step is time-tiled).
+  const mapper::TimeTileChoice& time_tile() const { return time_tile_choice_; }
   // Wall-clock seconds of each iteration of the evolution loop (PRESTEP to ANALYSIS, the
   // backend's queue drained at its end): what one whole time step costs.
   const std::vector<double>& step_seconds() const { return step_seconds_; }
@@ -98,6 +102,12 @@ private:
   // carries out its operations other than the combinations (simulation_step.cpp).
   void plan_step();
   void run_step_op(const schedule::StepOp& op, double time);
+  // Saguaro::time_tile (simulation_time_tile.cpp): whether the step is time-tiled (the mapper's
+  // decision, mapper/time_tile.hpp), and then the step plan's variant and its compiled kernel.
+  void plan_time_tile();
+  std::string time_tile_obstacle(int& tiled) const;
+  double plain_step_seconds(const model::Device& device) const;
+  void run_time_tile(const schedule::StepOp& op);
   // The evolved variables' ghost exchange in two halves, placed by the plan.
   void exchange_begin();
   void exchange_finish();
@@ -185,6 +195,11 @@ private:
   std::vector<std::vector<int>> step_registers_;
   std::unique_ptr<schedule::StepRunner> step_;
   std::vector<StepTarget> step_targets_;
+  // The plan's functions (MoL_CalcRHS's, MoL_PostStep's), kept to rebuild it time-tiled.
+  std::vector<schedule::StepFunction> step_functions_[2];
+  // The time-tiled step when the mapper chose it: its decision and its kernel.
+  mapper::TimeTileChoice time_tile_choice_;
+  std::unique_ptr<runtime::CompiledTimeTile> time_tile_;
 
   int iteration_ = 0;
   std::vector<double> step_seconds_;

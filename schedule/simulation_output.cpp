@@ -41,6 +41,10 @@ bool Simulation::write_prediction_log(bool at_end) {
   try {
     records = io::prediction_records(setup_.program, plan_.mappings(), timings, source,
                                      plan_.candidates());
+    for (io::PredictionRecord& r : records)
+      if (time_tile_ && r.kernel < 0 && source.device != nullptr && !source.host &&
+          time_tile_choice_.predicted.seconds > 0)
+        io::price_time_tile(r, time_tile_choice_.predicted);
     if (!exchange_samples_.empty())
       records.push_back(io::exchange_record(exchange_samples_, plan_.exchange_predicted,
                                             plan_.exchange_words, source));

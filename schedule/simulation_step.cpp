@@ -153,6 +153,8 @@ void Simulation::plan_step() {
           target.folded[s] = bindings_[std::size_t(forms->second[s])].get();
         }
     }
+  step_functions_[0] = functions[0];
+  step_functions_[1] = functions[1];
   step_targets_ = targets[0];
   step_targets_.insert(step_targets_.end(), targets[1].begin(), targets[1].end());
   std::vector<std::vector<double*>> registers;
@@ -224,6 +226,10 @@ void Simulation::run_step_op(const schedule::StepOp& op, double time) {
         interior ? 1 : 0);
     return;
   }
+  case Kind::time_tiled:
+    joining_ = false;
+    ex.run_as(*target.item, [this, &op] { run_time_tile(op); });
+    return;
   case Kind::exchange_begin:
     exchange_skipped_ = false;
     ex.run_as(*target.item, [this] { exchange_begin(); });

@@ -165,6 +165,62 @@ StepPlan build_step_plan(const Integrator& integrator, const std::vector<StepFun
   return plan;
 }
 
+StepPlan build_time_tiled_step_plan(const Integrator& integrator,
+                                    const std::vector<StepFunction>& calc_rhs,
+                                    const std::vector<StepFunction>& post_step, int tiled) {
+  std::string why;
+  std::optional<ButcherTableau> tableau = butcher_tableau(integrator, &why);
+  if (!tableau || !tableau->sub_diagonal())
+    throw std::invalid_argument(
+        "step plan: no time-tiled step for " +
+        (why.empty() ? integrator.name + ": its tableau is not sub-diagonal" : why));
+  if (tiled < 0 || std::size_t(tiled) >= calc_rhs.size())
+    throw std::invalid_argument("step plan: the time-tiled function is not a right-hand side");
+  const Stage& last = integrator.stages.back();
+  int next = -1;
+  for (const std::array<int, 2>& w : last.swaps)
+    if (w[0] == kStateRegister || w[1] == kStateRegister)
+      next = w[0] == kStateRegister ? w[1] : w[0];
+  if (next < 0)
+    throw std::invalid_argument("step plan: " + integrator.name +
+                                "'s last stage swaps no register into the state");
+  StepPlan plan;
+  plan.integrator = integrator;
+  plan.tableau = std::move(tableau);
+  plan.functions = calc_rhs;
+  plan.functions.insert(plan.functions.end(), post_step.begin(), post_step.end());
+  int sync = -1;
+  for (std::size_t f = 0; f < plan.functions.size(); ++f)
+    if (plan.functions[f].role == StepFunction::Role::sync_evolved) sync = int(f);
+  Placer place(plan, sync, false, false, -1);
+  place.stage = int(integrator.stages.size());
+  StepOp op;
+  op.kind = StepOp::Kind::time_tiled;
+  op.stage = place.stage;
+  op.function = tiled;
+  op.registers = {next, 0};
+  plan.ops.push_back(op);
+  place.time = last.state_time;
+  StepOp swap;
+  swap.kind = StepOp::Kind::swap;
+  swap.stage = place.stage;
+  swap.time = last.state_time;
+  swap.registers = {kStateRegister, next};
+  plan.ops.push_back(swap);
+  for (std::size_t f = calc_rhs.size(); f < plan.functions.size(); ++f) place.run(int(f));
+  return plan;
+}
+
+void time_tile_coefficients(const ButcherTableau& tableau, double dt, std::vector<double>& a,
+                            std::vector<double>& b) {
+  a.clear();
+  b.clear();
+  for (std::size_t s = 0; s < tableau.b.size(); ++s) {
+    if (s > 0) a.push_back(Coefficient{tableau.sub(int(s)), true}.value(dt));
+    b.push_back(Coefficient{tableau.b[s], true}.value(dt));
+  }
+}
+
 std::string StepPlan::describe(const StepOp& op) const {
   const std::string name = op.function >= 0 ? functions[std::size_t(op.function)].name : "";
   const std::string folded = op.folded ? " (and the stage's combinations)" : "";
@@ -185,6 +241,9 @@ std::string StepPlan::describe(const StepOp& op) const {
   case StepOp::Kind::exchange_begin: return "exchange begins (" + name + ")";
   case StepOp::Kind::exchange_finish: return "exchange finishes (" + name + ")";
   case StepOp::Kind::boundary_state: return name;
+  case StepOp::Kind::time_tiled:
+    return fmt::format("{}, every stage time-tiled, new state to {}", name,
+                       integrator.register_name(op.registers[0]));
   }
   return "?";
 }

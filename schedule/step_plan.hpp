@@ -31,6 +31,7 @@
 #include <array>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,8 @@ struct StepOp {
     exchange_finish, //   is the sync_evolved function, whose timer it is booked to)
     boundary_state,  // functions[function] (boundary_state) on the new ghosts
     swap,            // the integrator's registers `registers` exchange their arrays
+    time_tiled,      // functions[function] evaluates every stage of the step on tiles kept
+                     //   on chip, writing the new state to register registers[0]
   };
   Kind kind = Kind::call;
   int stage = 0;     // 0: before the first stage; 1..stages
@@ -77,7 +80,7 @@ struct StepOp {
   // call, interior, shell: the function computes the stage's combinations (for its
   // `produces`) where it stores k.
   bool folded = false;
-  std::array<int, 2> registers{0, 0}; // swap
+  std::array<int, 2> registers{0, 0}; // swap; time_tiled: registers[0]
 };
 
 struct StepPlan {
@@ -91,6 +94,8 @@ struct StepPlan {
   // not yet done; the plan begins by doing it.
   bool exit_pending = false;
   bool exit_boundary_pending = false;
+  // A time-tiled plan's tableau (its stages' coefficients, for the time_tiled operation).
+  std::optional<ButcherTableau> tableau;
 
   // One line per operation: stage, time, what (for tests, the banner and verbose logs).
   std::string text() const;
@@ -102,6 +107,21 @@ struct StepPlan {
 // (around a split right-hand side's interior); else where MoL_PostStep asks for it.
 StepPlan build_step_plan(const Integrator& integrator, const std::vector<StepFunction>& calc_rhs,
                          const std::vector<StepFunction>& post_step, bool defer_exchange);
+
+// The time-tiled step (Saguaro::time_tile, calc/time_tile.hpp): calc_rhs[tiled] evaluates every
+// stage on tiles kept on chip and writes the new state to the register the integrator's last
+// stage swaps into y; then that swap, and MoL_PostStep's functions once (the exchange and the
+// boundaries, at t + dt). The other right-hand-side functions must have nothing to do (the
+// host's decision: Boundary_RHS on a periodic box). Throws std::invalid_argument when the
+// integrator's tableau is not sub-diagonal or its last stage swaps no register into y.
+StepPlan build_time_tiled_step_plan(const Integrator& integrator,
+                                    const std::vector<StepFunction>& calc_rhs,
+                                    const std::vector<StepFunction>& post_step, int tiled);
+
+// A time-tiled step's coefficients times dt: a[s] = a_{s+2,s+1} dt, b[s] = b_{s+1} dt, rounded
+// as Coefficient::value rounds the table's.
+void time_tile_coefficients(const ButcherTableau& tableau, double dt, std::vector<double>& a,
+                            std::vector<double>& b);
 
 // t + c dt, with t itself for c = 0 and the same rounding as the coefficients.
 double time_at(double t, double dt, const Rational& c);

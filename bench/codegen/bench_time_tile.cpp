@@ -3,17 +3,21 @@
 // the wave equation at fd order 2 and 4, the median of 11 timings of 10 back-to-back steps
 // (CUDA events), the effective bandwidth of the step's compulsory traffic (the state read once
 // and the new state written once: 2 x variables x n^3 doubles). Correctness is the tests'
-// (test/codegen/test_time_tile.cpp, on the CPU and on the GPU). On the GPU machine:
+// (test/codegen/test_time_tile.cpp, on the CPU and on the GPU). Beside each, the model's
+// prediction (model/time_tile.hpp) with ptxas's registers, from the GPU's configs/devices/
+// description. On the GPU machine:
 //   build/bin/bench_time_tile [n]
 #include "calc/lower.hpp"
 #include "calc/time_tile.hpp"
 #include "codegen/cuda_time_tile.hpp"
 #include "edl/parser.hpp"
+#include "model/time_tile.hpp"
 #include "runtime/cuda.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -65,8 +69,12 @@ int main(int argc, char** argv) {
   });
   const double triad_bw = 3.0 * 8 * double(points) / triad_s;
   fmt::print("triad: {:.1f} us, {:.0f} GB/s\n\n", triad_s * 1e6, triad_bw / 1e9);
-  fmt::print("| stencil | tile | threads | shared | registers | step [ms] | GB/s | % triad |\n");
-  fmt::print("|---|---|---|---|---|---|---|---|\n");
+  const std::string description = model::find_device_description(info.name);
+  const std::optional<model::Device> device =
+      description.empty() ? std::nullopt : std::optional(model::load_device(description));
+  fmt::print("| stencil | tile | threads | shared | registers | step [ms] | GB/s | % triad | "
+             "predicted [ms] | error |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|---|---|\n");
 
   codegen::CudaGeometry geometry{};
   for (int a = 0; a < 3; ++a) {
@@ -76,14 +84,9 @@ int main(int argc, char** argv) {
     geometry.spacing[a] = 1.0 / n;
   }
   geometry.pitch = n + 2 * g;
-  struct {
-    double a[codegen::kMaxTimeTileStages] = {}, b[codegen::kMaxTimeTileStages] = {};
-  } tab;
   const double dt = 0.25 / n;
-  const double a[] = {(dt * 1) / 2, (dt * 1) / 2, dt},
-               b[] = {(dt * 1) / 6, (dt * 1) / 3, (dt * 1) / 3, (dt * 1) / 6};
-  std::copy(a, a + 3, tab.a);
-  std::copy(b, b + 4, tab.b);
+  codegen::TimeTileTableau tab = codegen::time_tile_tableau(
+      {(dt * 1) / 2, (dt * 1) / 2, dt}, {(dt * 1) / 6, (dt * 1) / 3, (dt * 1) / 3, (dt * 1) / 6});
   for (int order : {2, 4}) {
     const calc::Program program =
         calc::lower(edl::parse_file(std::string(SAGUARO_SOURCE_DIR) + "/par/wave.edl"),
@@ -113,10 +116,23 @@ int main(int argc, char** argv) {
                10;
       });
       const double bytes = 2.0 * double(plan.state.size()) * 8.0 * double(n) * n * n;
-      fmt::print("| fd{} | {}x{}x{} | {} | {} B | {} | {:.3f} | {:.0f} | {:.1f}% |\n", order,
-                 tile.tx, tile.ty, tile.nz, k.threads, k.shared_bytes,
-                 module.resources().at(k.name).registers, step * 1e3, bytes / step / 1e9,
-                 100.0 * bytes / step / triad_bw);
+      const runtime::cuda::PtxasReport& r = module.resources().at(k.name);
+      std::string predicted = "n/a | n/a";
+      if (device) {
+        model::CompiledResources compiled;
+        compiled.registers = r.registers;
+        compiled.spill_bytes = r.spill_stores + r.spill_loads;
+        const model::TimeTilePrediction p =
+            model::predict_time_tile(*rhs, plan, {n, n, n}, *device, compiled);
+        predicted = fmt::format("{:.3f} ({}) | {:+.1f}%", p.seconds * 1e3, p.limiter,
+                                100 * (p.seconds - step) / step);
+      }
+      fmt::print("| fd{} | {}x{}x{} | {} | {} B | {}{} | {:.3f} | {:.0f} | {:.1f}% | {} |\n", order,
+                 tile.tx, tile.ty, tile.nz, k.threads, k.shared_bytes, r.registers,
+                 r.spill_stores + r.spill_loads > 0
+                     ? fmt::format(" ({} B spilled)", r.spill_stores + r.spill_loads)
+                     : "",
+                 step * 1e3, bytes / step / 1e9, 100.0 * bytes / step / triad_bw, predicted);
     }
   }
   for (double* p : arrays) space.release(p);

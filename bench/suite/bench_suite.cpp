@@ -605,6 +605,7 @@ struct StepRun {
   std::vector<std::vector<double>> state; // per variable, over the owned points (n^3)
   std::vector<double> step_seconds;
   std::string log;
+  std::string variant; // "time tile 32x8x128 (...)" or "plain" (Saguaro::time_tile's decision)
   double dt = 0;
   std::array<double, 3> spacing{};
   std::array<int, 3> points{};
@@ -623,6 +624,7 @@ StepRun run_steps(const Options& opt, const bench::Benchmark& b, const std::stri
   sim.run();
   StepRun r;
   r.log = log.str();
+  r.variant = sim.time_tile().use ? sim.time_tile().plan.text() : "plain";
   r.step_seconds = sim.step_seconds();
   r.dt = sim.dt();
   const grid::Patch& patch = sim.decomposition().patch();
@@ -992,6 +994,11 @@ int run(Context& ctx) {
           row["median_s"] = runtime::median(t);
           row["points_per_s"] = points / runtime::median(t);
           row["ns_per_point"] = runtime::median(t) / points * 1e9;
+          // The compulsory traffic of any step: the state read once, the new state written once.
+          const double compulsory = 2.0 * double(timed.variables.size()) * 8 * points;
+          row["compulsory_bytes"] = compulsory;
+          row["effective_GBps"] = compulsory / runtime::median(t) / 1e9;
+          row["step_variant"] = timed.variant;
           row["log"] = timed.log;
         }
       } catch (const std::exception& e) {

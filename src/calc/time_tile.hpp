@@ -13,8 +13,8 @@
 // planes of the variables read at x/y neighbours go through shared memory. The grown columns
 // wrap around the periodic box, so the step needs no ghost zones: it applies to one patch that
 // covers a periodic box (one rank, periodic faces, no post-step but the ghost fill).
-// codegen/cuda_time_tile.hpp prints it. Not yet done: the step plan launching it and the
-// model pricing its tiles against the plain step (issue 22).
+// codegen/cuda_time_tile.hpp prints it, model/time_tile.hpp prices it, mapper/time_tile.hpp
+// decides whether a run takes it, schedule/step_plan.hpp's time-tiled plan launches it.
 #pragma once
 
 #include "calc/calculation.hpp"

@@ -247,4 +247,16 @@ std::array<unsigned, 3> time_tile_grid(const calc::TimeTilePlan& plan, const std
           blocks(hi[2] - lo[2], plan.tile.nz)};
 }
 
+TimeTileTableau time_tile_tableau(const std::vector<double>& a, const std::vector<double>& b) {
+  if (b.size() > std::size_t(kMaxTimeTileStages) || a.size() + 1 != b.size())
+    throw std::invalid_argument(fmt::format(
+        "a time-tiled step takes 1 to {} stages with one sub-diagonal coefficient fewer; got {} "
+        "and {}",
+        kMaxTimeTileStages, b.size(), a.size()));
+  TimeTileTableau t;
+  std::copy(a.begin(), a.end(), t.a);
+  std::copy(b.begin(), b.end(), t.b);
+  return t;
+}
+
 } // namespace saguaro::codegen

@@ -26,6 +26,16 @@ namespace saguaro::codegen {
 // The most stages a generated time-tiled kernel takes (the tableau argument's size).
 inline constexpr int kMaxTimeTileStages = 8;
 
+// The tableau argument as the host passes it (the kernel's `saguaro_tableau`): a[s] =
+// a_{s+2,s+1} dt, b[s] = b_{s+1} dt, unused entries zero.
+struct TimeTileTableau {
+  double a[kMaxTimeTileStages] = {};
+  double b[kMaxTimeTileStages] = {};
+};
+// From the coefficients times dt (stages - 1 and stages of them); throws std::invalid_argument
+// beyond kMaxTimeTileStages stages.
+TimeTileTableau time_tile_tableau(const std::vector<double>& a, const std::vector<double>& b);
+
 struct TimeTileKernel {
   std::string name;            // the extern "C" symbol
   std::string source;          // the whole translation unit

@@ -244,7 +244,9 @@ prediction_records(const calc::Program& program, const std::vector<calc::Mapping
       }
       if (auto error = profile_errors.find(key); error != profile_errors.end())
         r.note = "the model cannot read the mapping: " + error->second;
-      else if (t.kernel < 0 || std::size_t(t.kernel) >= profiles[key].size())
+      else if (t.kernel < 0)
+        r.note = "a time-tiled step (priced by the time-tiling model)";
+      else if (std::size_t(t.kernel) >= profiles[key].size())
         r.note = fmt::format("the mapping has no kernel {}", t.kernel);
       else
         predict_gpu(r, profiles[key][std::size_t(t.kernel)], t, *device);
@@ -257,6 +259,20 @@ prediction_records(const calc::Program& program, const std::vector<calc::Mapping
   for (std::size_t i = 0; i < records.size(); ++i)
     records[i].share = total > 0 ? sums[i] / total : kNaN;
   return records;
+}
+
+void price_time_tile(PredictionRecord& r, const model::TimeTilePrediction& p) {
+  clear_prediction(r);
+  r.note = "a time-tiled step (model/time_tile.hpp)";
+  if (!p.valid) return;
+  r.predicted_hu = r.predicted_chemora = p.seconds;
+  r.launch = p.launch;
+  r.dram = p.dram;
+  r.l2 = p.l2;
+  r.data = std::max(p.dram, p.l2);
+  (p.limiter == "latency" ? r.latency : r.issue) = p.compute;
+  r.limiter = p.limiter;
+  r.error_hu = r.error_chemora = (p.seconds - r.measured_median) / r.measured_median;
 }
 
 PredictionRecord exchange_record(const std::vector<double>& measured, double predicted,

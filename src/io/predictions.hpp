@@ -16,6 +16,7 @@
 #include "calc/calculation.hpp"
 #include "calc/mapping.hpp"
 #include "model/device.hpp"
+#include "model/time_tile.hpp"
 #include "runtime/kernel.hpp"
 
 #include <iosfwd>
@@ -93,6 +94,11 @@ prediction_records(const calc::Program& program, const std::vector<calc::Mapping
 // the `measured` exchanges; `transport` (the mapping column) says what travels and how.
 PredictionRecord exchange_record(const std::vector<double>& measured, double predicted,
                                  const std::string& transport, const PredictionSource& source);
+
+// Prices the record of a time-tiled step's kernel (a timing of kernel -1, which
+// prediction_records leaves unpriced) with the time-tiling model's prediction: the same time
+// under both combinations, its DRAM and L2 bounds, the compute part as issue or latency.
+void price_time_tile(PredictionRecord& record, const model::TimeTilePrediction& predicted);
 
 // Writes `<dir>/predictions.tsv` and `<dir>/predictions.jsonl` (the directory is created).
 // Throws std::runtime_error when a file cannot be written; the previous file then stays.

@@ -136,6 +136,34 @@ double sqrt_supply(double r) {
 
 } // namespace
 
+Residency resident_blocks(const Device& d, double threads, int registers_per_thread,
+                          double shared_bytes) {
+  // The smallest of the limits, and which one it is.
+  const double warp = d.warp_size > 0 ? d.warp_size : 32;
+  const double warps = std::ceil(threads / warp);
+  const double unit = d.register_allocation_unit > 0 ? d.register_allocation_unit : 1;
+  const double regs_per_warp = std::ceil(registers_per_thread * warp / unit) * unit;
+  struct Limit {
+    double blocks;
+    const char* name;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const Limit limits[] = {
+      {std::floor(d.max_threads_per_sm / (warps * warp)), "threads"},
+      {d.max_blocks_per_sm, "blocks"},
+      {std::floor(d.registers_per_sm / (regs_per_warp * warps)), "registers"},
+      {shared_bytes > 0 ? std::floor(d.shared_memory_per_sm / shared_bytes) : inf, "shared memory"},
+  };
+  const Limit* tight = &limits[0];
+  for (const Limit& l : limits)
+    if (l.blocks < tight->blocks) tight = &l;
+  Residency r;
+  r.blocks = int(std::max(0.0, tight->blocks));
+  r.limit = tight->name;
+  r.occupancy = r.blocks * warps / (d.max_threads_per_sm / warp);
+  return r;
+}
+
 Prediction predict(const KernelProfile& kernel, const Device& d,
                    const CompiledResources& compiled) {
   Prediction p;
@@ -219,32 +247,15 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
     invalid(fmt::format("needs {:.0f} registers per block; the register file holds {:.0f}",
                         2 * p.M_reg, d.registers_per_sm));
 
-  // Resident blocks per SM: the smallest of the limits, and which one it is.
-  const double warp = d.warp_size > 0 ? d.warp_size : 32;
-  const double warps = std::ceil(threads / warp);
-  const double unit = d.register_allocation_unit > 0 ? d.register_allocation_unit : 1;
-  const double regs_per_warp = std::ceil(p.registers_per_thread * warp / unit) * unit;
-  struct Limit {
-    double blocks;
-    const char* name;
-  };
-  const double inf = std::numeric_limits<double>::infinity();
-  const Limit limits[] = {
-      {std::floor(d.max_threads_per_sm / (warps * warp)), "threads"},
-      {d.max_blocks_per_sm, "blocks"},
-      {std::floor(d.registers_per_sm / (regs_per_warp * warps)), "registers"},
-      {smem_bytes > 0 ? std::floor(d.shared_memory_per_sm / smem_bytes) : inf, "shared memory"},
-  };
-  const Limit* tight = &limits[0];
-  for (const Limit& l : limits)
-    if (l.blocks < tight->blocks) tight = &l;
-  p.blocks_per_sm = int(std::max(0.0, tight->blocks));
-  p.occupancy_limit = tight->name;
-  p.occupancy = p.blocks_per_sm * warps / (d.max_threads_per_sm / warp);
+  const Residency residency = resident_blocks(d, threads, p.registers_per_thread, smem_bytes);
+  p.blocks_per_sm = residency.blocks;
+  p.occupancy_limit = residency.limit;
+  p.occupancy = residency.occupancy;
   if (p.valid && p.blocks_per_sm == 0)
     invalid(fmt::format("no block fits on an SM ({} per thread, {:.1f} KiB shared per block)",
                         p.registers_per_thread, smem_bytes / 1024));
   const double resident = std::max(1, p.blocks_per_sm);
+  const double inf = std::numeric_limits<double>::infinity();
 
   // K_roc. Beyond the paper: on GPUs where L1 and shared memory are one array (Volta on),
   // the read-only cache is what the resident blocks' shared memory leaves of it.

@@ -134,6 +134,17 @@ double message_seconds(const Device& device, double bytes);
 // Whether the device describes its interconnect (both quantities positive).
 bool describes_interconnect(const Device& device);
 
+// Blocks of `threads` threads, `registers_per_thread` registers each (allocated per warp in the
+// device's units) and `shared_bytes` of shared memory resident on one SM: the smallest of the
+// threads, blocks, registers and shared-memory limits, which one it is, and the occupancy.
+struct Residency {
+  int blocks = 0;
+  std::string limit;    // "threads", "blocks", "registers", "shared memory"
+  double occupancy = 0; // resident warps / the SM's maximum
+};
+Residency resident_blocks(const Device& device, double threads, int registers_per_thread,
+                          double shared_bytes);
+
 struct Prediction {
   bool valid = true;
   std::string invalid_reason; // "needs 70 KiB of shared memory per block, the device allows 48"

@@ -9,6 +9,7 @@
 
 #include "calc/calculation.hpp"
 #include "calc/mapping.hpp"
+#include "calc/time_tile.hpp"
 #include "runtime/array_space.hpp"
 
 #include <array>
@@ -52,6 +53,27 @@ public:
   // Runs every stage. The caller guarantees that the region grown by each stage's extent
   // and its stencil lies inside the allocated arrays (see required_margin()).
   virtual void run(const KernelArgs& args) const = 0;
+};
+
+// The arrays and coefficients of one time-tiled step (calc/time_tile.hpp): KernelArgs give the
+// patch (alloc, pitch, lo/hi the owned points of the periodic box, spacing, parameters).
+struct TimeTileCall {
+  std::vector<const double*> state; // per evolved variable (TimeTilePlan::state order)
+  std::vector<double*> next;        // per evolved variable: where the new state goes
+  // The tableau times dt: a[s] = a_{s+2,s+1} dt (stages - 1 entries), b[s] = b_{s+1} dt.
+  std::vector<double> a, b;
+};
+
+// A whole time step of one calculation, every stage evaluated on a tile kept on chip.
+class CompiledTimeTile {
+public:
+  virtual ~CompiledTimeTile() = default;
+  // The new state on the owned points [args.lo, args.hi); ghosts are the post-step's.
+  virtual void run(const KernelArgs& args, const TimeTileCall& call) const = 0;
+  // What the compiler made of it (registers -1: unknown), for the model's re-pricing.
+  virtual int registers() const { return -1; }
+  virtual int spill_bytes() const { return 0; }
+  virtual std::size_t shared_bytes() const { return 0; }
 };
 
 using calc::Margin; // calc::required_margin: what the ghost width must cover
@@ -109,6 +131,8 @@ struct BackendDescription {
   DeviceModel model = DeviceModel::none;
   KernelClock clock = KernelClock::none;
   std::string array_space; // ArraySpace::name() of space(): "host", "cuda"
+  // Whether compile_time_tile makes time-tiled steps (the generated CUDA's only, so far).
+  bool time_tiles = false;
 };
 // One line: "cuda: GPU (NVIDIA H100 80GB HBM3, sm_90), takes mappings (chosen by the model),
 // predicted with a GPU description, kernels timed by GPU events, arrays in cuda".
@@ -138,6 +162,16 @@ public:
     std::vector<std::vector<std::unique_ptr<CompiledCalculation>>> out;
     for (const std::vector<calc::Mapping>& set : sets) out.push_back(compile(program, set));
     return out;
+  }
+  // The time-tiled step of program.calculations[calculation] under `plan` (compiled, cached
+  // like the calculations), or null where description().time_tiles is false. A kernel the
+  // device cannot run (too much shared memory) throws std::runtime_error.
+  virtual std::unique_ptr<CompiledTimeTile>
+  compile_time_tile(const calc::Program& program, int calculation, const calc::TimeTilePlan& plan) {
+    (void)program;
+    (void)calculation;
+    (void)plan;
+    return nullptr;
   }
   // Where the arrays handed to compiled calculations must live.
   virtual ArraySpace& space() { return host_space(); }

@@ -165,13 +165,12 @@ double step_difference(const calc::Program& program, const Tableau& tableau,
       codegen::generate_time_tile_cuda(c, plan, "saguaro_time_tiled_step");
   std::vector<std::vector<double>> out(V, std::vector<double>(points, 0.0));
   codegen::CudaGeometry g = runtime::cuda::geometry_of(args);
-  struct {
-    double a[codegen::kMaxTimeTileStages] = {}, b[codegen::kMaxTimeTileStages] = {};
-  } tab;
+  std::vector<double> ta, tb;
   for (int s = 0; s < S; ++s) {
-    tab.b[s] = coefficient(tableau.b[s]);
-    if (s + 1 < S) tab.a[s] = coefficient(tableau.a[s]);
+    tb.push_back(coefficient(tableau.b[s]));
+    if (s + 1 < S) ta.push_back(coefficient(tableau.a[s]));
   }
+  codegen::TimeTileTableau tab = codegen::time_tile_tableau(ta, tb);
   std::vector<double> parameters;
   for (int q : kernel.parameters) parameters.push_back(args.parameters[std::size_t(q)]);
   run(kernel, plan, codegen::time_tile_grid(plan, args.lo, args.hi), y, out,

@@ -149,6 +149,80 @@ double error_at_one(const Integrator& integrator, int steps) {
   return std::abs(y - std::exp(std::sin(1.0)));
 }
 
+std::vector<std::string> rationals(const std::vector<Rational>& list) {
+  std::vector<std::string> out;
+  for (const Rational& r : list) out.push_back(r.text());
+  return out;
+}
+
+// The tableaus are read off the table by running its combinations symbolically; each is the
+// textbook one, consistent (c_s = sum_j a_sj, sum b = 1), and the sub-diagonal ones are those a
+// time-tiled step can take.
+TEST(Integrators, ButcherTableausAreReadOffTheTable) {
+  auto tableau = [](const char* name) {
+    std::string why;
+    std::optional<ButcherTableau> t = butcher_tableau(find_integrator(name), &why);
+    EXPECT_TRUE(t) << why;
+    return t.value_or(ButcherTableau{});
+  };
+  const ButcherTableau rk4 = tableau("RK4");
+  EXPECT_THAT(rationals(rk4.b), ElementsAre("1/6", "1/3", "1/3", "1/6"));
+  ASSERT_EQ(rk4.a.size(), 4u);
+  EXPECT_TRUE(rk4.a[0].empty());
+  EXPECT_THAT(rationals(rk4.a[1]), ElementsAre("1/2"));
+  EXPECT_THAT(rationals(rk4.a[2]), ElementsAre("0", "1/2"));
+  EXPECT_THAT(rationals(rk4.a[3]), ElementsAre("0", "0", "1"));
+  EXPECT_TRUE(rk4.sub_diagonal());
+  EXPECT_EQ(rk4.sub(3).text(), "1");
+
+  const ButcherTableau heun = tableau("RK2");
+  EXPECT_THAT(rationals(heun.b), ElementsAre("1/2", "1/2"));
+  EXPECT_THAT(rationals(heun.a[1]), ElementsAre("1"));
+  const ButcherTableau midpoint = tableau("RK2-midpoint");
+  EXPECT_THAT(rationals(midpoint.b), ElementsAre("0", "1"));
+  EXPECT_THAT(rationals(midpoint.a[1]), ElementsAre("1/2"));
+  const ButcherTableau icn = tableau("ICN");
+  EXPECT_THAT(rationals(icn.b), ElementsAre("0", "0", "1"));
+  EXPECT_THAT(rationals(icn.a[2]), ElementsAre("0", "1/2"));
+  EXPECT_THAT(rationals(tableau("Euler").b), ElementsAre("1"));
+  for (const char* name : {"RK4", "RK2", "RK2-midpoint", "ICN", "Euler"})
+    EXPECT_TRUE(tableau(name).sub_diagonal()) << name;
+
+  // Shu-Osher's convex form: stage 3 reads y_n + 1/4 dt k1 + 1/4 dt k2.
+  const ButcherTableau ssp = tableau("RK3");
+  EXPECT_THAT(rationals(ssp.a[2]), ElementsAre("1/4", "1/4"));
+  EXPECT_THAT(rationals(ssp.b), ElementsAre("1/6", "1/6", "2/3"));
+  EXPECT_FALSE(ssp.sub_diagonal());
+  const ButcherTableau kutta = tableau("RK3-Kutta");
+  EXPECT_THAT(rationals(kutta.a[2]), ElementsAre("-1", "2"));
+  EXPECT_FALSE(kutta.sub_diagonal());
+
+  for (const Integrator& i : integrators()) {
+    const ButcherTableau t = tableau(i.name.c_str());
+    double sum_b = 0;
+    for (std::size_t s = 0; s < t.b.size(); ++s) {
+      double row = 0;
+      for (const Rational& a : t.a[s]) row += double(a.num) / double(a.den);
+      EXPECT_DOUBLE_EQ(row, double(t.c[s].num) / double(t.c[s].den)) << i.name << " stage " << s;
+      sum_b += double(t.b[s].num) / double(t.b[s].den);
+    }
+    EXPECT_DOUBLE_EQ(sum_b, 1.0) << i.name;
+  }
+}
+
+TEST(Integrators, ButcherTableauRefusesWhatIsNotAStep) {
+  // Stage 2 reads 2 y_n: not y_n plus dt k terms.
+  const Integrator odd = parse_integrator(
+      {"odd",
+       1,
+       "",
+       "",
+       {{"0", "y1 = y + dt k; swap y0 y; swap y y1", "1"}, {"1", "y1 = y0 + y0; swap y y1", "1"}}});
+  std::string why;
+  EXPECT_FALSE(butcher_tableau(odd, &why));
+  EXPECT_THAT(why, HasSubstr("the new state is not y_n plus dt k terms"));
+}
+
 TEST(Integrators, LowStorageRungeKuttaIsOneTableEntry) {
   const Integrator lsrk = low_storage_rk4();
   EXPECT_THAT(lsrk.scratch, ElementsAre("dk")); // one register per variable

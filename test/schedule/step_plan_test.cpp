@@ -38,6 +38,45 @@ std::vector<std::string> stage_lines(const StepPlan& plan, int stage) {
   return out;
 }
 
+// The time-tiled variant: one launch of the right-hand side for every stage, writing the new
+// state to y1, then the swap and MoL_PostStep once at t + dt; its coefficients are the tableau's.
+TEST(StepPlan, TimeTiledRK4IsOneLaunchThenThePostStep) {
+  const StepPlan plan =
+      build_time_tiled_step_plan(find_integrator("RK4"), calc_rhs(false), post_step(), 0);
+  EXPECT_THAT(lines(plan),
+              ElementsAre("4: wave_rhs, every stage time-tiled, new state to y1", "4: swap y y1",
+                          "4: exchange begins (Driver_SyncEvolved)",
+                          "4: exchange finishes (Driver_SyncEvolved)", "4: Boundary_ApplyOuter"));
+  EXPECT_EQ(plan.ops.front().time, (Rational{0, 1}));
+  EXPECT_EQ(plan.ops.back().time, (Rational{1, 1}));
+  EXPECT_FALSE(plan.exit_pending);
+  ASSERT_TRUE(plan.tableau);
+  std::vector<double> a, b;
+  const double dt = 0.1;
+  time_tile_coefficients(*plan.tableau, dt, a, b);
+  EXPECT_THAT(a, ElementsAre((dt * 1) / 2, (dt * 1) / 2, dt));
+  EXPECT_THAT(b, ElementsAre((dt * 1) / 6, (dt * 1) / 3, (dt * 1) / 3, (dt * 1) / 6));
+
+  // The runner swaps y and y1 after the launch, which the driver carries out.
+  double y = 1, k = 0, acc = 0, y1 = 0, y0 = 0;
+  StepRunner runner(plan, {{&y}, {&k}, {&acc}, {&y1}, {&y0}}, 1, saguaro::runtime::host_space());
+  std::vector<std::string> acted;
+  runner.step(0.0, dt, [&](const StepOp& op, double t) {
+    acted.push_back(plan.describe(op) + " at " + std::to_string(t));
+    if (op.kind == StepOp::Kind::time_tiled) *runner.array(op.registers[0], 0) = 2;
+  });
+  EXPECT_EQ(y, 2); // y1's content moved into y by the swap (copies: no on_swap here)
+  EXPECT_EQ(acted.size(), 4u);
+
+  // Integrators whose tableau has more than a sub-diagonal have no time-tiled plan.
+  try {
+    build_time_tiled_step_plan(find_integrator("RK3"), calc_rhs(false), post_step(), 0);
+    ADD_FAILURE() << "RK3 was time-tiled";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("RK3"));
+  }
+}
+
 TEST(StepPlan, RK4WholeExchangesWhereMoLPostStepAsks) {
   const StepPlan plan =
       build_step_plan(find_integrator("RK4"), calc_rhs(false), post_step(), false);

@@ -4,11 +4,13 @@
 // each run(), all of them in kernel_timings()). Like the rest of the CUDA runtime it is meant to
 // be driven from one host thread.
 #include "codegen/cuda.hpp"
+#include "codegen/cuda_time_tile.hpp"
 #include "runtime/backends.hpp"
 #include "runtime/check.hpp"
 #include "runtime/cuda.hpp"
 #include "runtime/cuda/array_space.hpp"
 #include "runtime/cuda/driver.hpp"
+#include "support/text.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -19,6 +21,8 @@
 #include <future>
 #include <memory>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 namespace saguaro::runtime {
 namespace cuda {
@@ -305,6 +309,52 @@ private:
   mutable std::size_t temporaries_volume_ = 0;
 };
 
+// A time-tiled step: one generated kernel (codegen/cuda_time_tile.hpp) in a module of its own,
+// loaded and timed like the calculations' kernels (its timing names kernel -1 of its
+// calculation, so that the prediction log prices it with the time-tiling model).
+class CudaTimeTile final : public CompiledTimeTile {
+public:
+  CudaTimeTile(std::shared_ptr<LoadedModule> module, calc::TimeTilePlan plan,
+               std::vector<int> parameters, const PtxasReport& report)
+      : module_(std::move(module)), plan_(std::move(plan)), parameters_(std::move(parameters)),
+        report_(report) {}
+
+  void run(const KernelArgs& args, const TimeTileCall& call) const override {
+    const std::size_t V = plan_.state.size();
+    if (call.state.size() != V || call.next.size() != V)
+      throw std::invalid_argument("cuda time tile: " + std::to_string(V) +
+                                  " evolved variables, but the call gives " +
+                                  std::to_string(call.state.size()) + " states and " +
+                                  std::to_string(call.next.size()) + " results");
+    std::vector<const double*> state(call.state);
+    std::vector<double*> next(call.next);
+    codegen::CudaGeometry geometry = geometry_of(args);
+    codegen::TimeTileTableau tableau = codegen::time_tile_tableau(call.a, call.b);
+    std::vector<double> parameters;
+    for (int p : parameters_) parameters.push_back(args.parameters.at(std::size_t(p)));
+    std::vector<void*> params;
+    for (const double*& p : state) params.push_back(&p);
+    for (double*& p : next) params.push_back(&p);
+    params.push_back(&geometry);
+    params.push_back(&tableau);
+    for (double& p : parameters) params.push_back(&p);
+    double points = 1;
+    for (int a = 0; a < 3; ++a) points *= double(args.hi[a] - args.lo[a]);
+    module_->launch(0, codegen::time_tile_grid(plan_, args.lo, args.hi), params.data(), points, "");
+  }
+  int registers() const override { return report_.registers; }
+  int spill_bytes() const override { return report_.spill_stores + report_.spill_loads; }
+  std::size_t shared_bytes() const override {
+    return plan_.shared_bytes() + std::size_t(std::max(0, report_.shared_bytes));
+  }
+
+private:
+  std::shared_ptr<LoadedModule> module_;
+  calc::TimeTilePlan plan_;
+  std::vector<int> parameters_;
+  PtxasReport report_;
+};
+
 class CudaBackend final : public Backend {
 public:
   explicit CudaBackend(BackendOptions options) : options_(std::move(options)) {
@@ -325,7 +375,39 @@ public:
     d.model = DeviceModel::gpu_description;
     d.clock = KernelClock::gpu_events;
     d.array_space = CudaArraySpace::instance().name();
+    d.time_tiles = true;
     return d;
+  }
+
+  std::unique_ptr<CompiledTimeTile> compile_time_tile(const calc::Program& program, int calculation,
+                                                      const calc::TimeTilePlan& plan) override {
+    const calc::Calculation& calc = program.calculations.at(std::size_t(calculation));
+    const std::string name = fmt::format("saguaro_{}_time_tile_{}x{}x{}", support::lower(calc.name),
+                                         plan.tile.tx, plan.tile.ty, plan.tile.nz);
+    const codegen::TimeTileKernel k = codegen::generate_time_tile_cuda(calc, plan, name);
+    CompileOptions options;
+    if (!options_.cache_dir.empty())
+      options.cache_dir = (std::filesystem::path(options_.cache_dir) / "cuda").string();
+    options.verbose = options_.verbose;
+    const CompiledModule compiled = cuda::compile(k.source, info_.arch(), options);
+    // As a module of one kernel the loader and the timings know: a block of `threads` threads.
+    codegen::CudaModule module;
+    module.source = k.source;
+    codegen::CudaKernel kernel;
+    kernel.name = k.name;
+    kernel.calculation = calculation;
+    kernel.kernel = -1;
+    kernel.block.tx = k.threads;
+    kernel.block.tf = 1;
+    kernel.parameters = k.parameters;
+    kernel.shared_bytes = k.shared_bytes;
+    kernel.mapping = plan.text();
+    module.kernels.push_back(kernel);
+    auto loaded = std::make_shared<LoadedModule>(std::move(module), compiled);
+    modules_.push_back(loaded);
+    PtxasReport report;
+    if (auto r = compiled.kernels.find(k.name); r != compiled.kernels.end()) report = r->second;
+    return std::make_unique<CudaTimeTile>(std::move(loaded), plan, k.parameters, report);
   }
 
   std::vector<std::unique_ptr<CompiledCalculation>> compile(const calc::Program& program) override {

@@ -1,0 +1,192 @@
+// The time-tiled step (Saguaro::time_tile): what about this run rules it out, the plain step's
+// price the model compares it with, the mapper's decision (mapper/time_tile.hpp) carried out as
+// the step plan's variant (schedule/step_plan.hpp), and its launch.
+
+#include "schedule/simulation.hpp"
+#include "schedule/simulation_internal.hpp"
+
+#include "mapper/mapper.hpp"
+#include "model/device.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace saguaro::host {
+
+// Why this run cannot take a time-tiled step ("" when it can), with `tiled` the index of the
+// right-hand side in the step plan's functions that would carry it.
+std::string Simulation::time_tile_obstacle(int& tiled) const {
+  tiled = -1;
+  const runtime::BackendDescription backend = backend_->description();
+  const grid::Patch& patch = decomposition_->patch();
+  if (!backend.time_tiles)
+    return fmt::format("the {} backend makes no time-tiled steps (the cuda backend does)",
+                       backend.name);
+  if (patch.ranks > 1)
+    return fmt::format("{} ranks: a time-tiled step covers the whole periodic box on one",
+                       patch.ranks);
+  for (int a = 0; a < 3; ++a)
+    if (!patch.spec.periodic[a]) return fmt::format("the grid is not periodic along {}", "xyz"[a]);
+  std::string why;
+  const schedule::Integrator& integrator = step_->plan().integrator;
+  const std::optional<schedule::ButcherTableau> tableau =
+      schedule::butcher_tableau(integrator, &why);
+  if (!tableau) return why;
+  if (!tableau->sub_diagonal())
+    return fmt::format("the integrator {} has a tableau with more than a sub-diagonal",
+                       integrator.name);
+  for (std::size_t f = 0; f < step_functions_[0].size(); ++f) {
+    const StepTarget& target = step_targets_[f];
+    const std::string& name = step_functions_[0][f].name;
+    if (target.binding == nullptr) {
+      // Boundary_RHS acts on outer faces, which a periodic grid has none of.
+      if (support::lower(name) == "boundary_rhs") continue;
+      return fmt::format("MoL_CalcRHS runs {}, which a time-tiled step cannot take in", name);
+    }
+    if (tiled >= 0)
+      return fmt::format("MoL_CalcRHS runs two calculations ({} and {})",
+                         step_functions_[0][std::size_t(tiled)].name, name);
+    tiled = int(f);
+  }
+  if (tiled < 0) return "MoL_CalcRHS runs no calculation";
+  for (const schedule::StepFunction& f : step_functions_[1])
+    if (f.role == schedule::StepFunction::Role::call)
+      return fmt::format("MoL_PostStep runs {}, which needs every stage's state", f.name);
+  for (const std::vector<std::string>* out : {&norm_vars_, &hdf5_vars_})
+    for (const std::string& v : *out)
+      for (int r : rhs_)
+        if (support::iequals(v, fields_->name(r)))
+          return fmt::format("{} is output, and a time-tiled step computes no right-hand side "
+                             "into memory",
+                             v);
+  return "";
+}
+
+// The model's time of one plain step: every launch of the step plan priced under its mapping,
+// and each combination the right-hand sides do not fold as a pass over memory. The exchange
+// and the boundaries are left out (a time-tiled step has them too).
+double Simulation::plain_step_seconds(const model::Device& device) const {
+  const calc::Program& program = setup_.program;
+  const grid::Patch& patch = decomposition_->patch();
+  mapper::MapperOptions options;
+  for (int a = 0; a < 3; ++a) options.grid[std::size_t(a)] = patch.owned.hi[a] - patch.owned.lo[a];
+  std::map<std::size_t, double> price;
+  auto seconds_of = [&](const CalcBinding* b) {
+    std::size_t c = 0;
+    while (bindings_[c].get() != b) ++c;
+    if (!price.count(c))
+      price[c] = mapper::price_mapping(program.calculations[c], plan_.calculations[c].mapping,
+                                       device, options)
+                     .seconds;
+    return price[c];
+  };
+  double total = 0;
+  const double arrays = double(patch.points()) * 8 / (device.dram_bandwidth * 1e9);
+  for (const schedule::StepOp& op : step_->plan().ops) {
+    using Kind = schedule::StepOp::Kind;
+    if (op.kind == Kind::combine) {
+      const double variables = double(evolved_.size() - op.folded_variables.size());
+      total += variables * double(op.combination.terms.size() + 1) * arrays;
+      continue;
+    }
+    if (op.kind != Kind::call && op.kind != Kind::interior) continue; // a shell: with its interior
+    const StepTarget& target = step_targets_.at(std::size_t(op.function));
+    const CalcBinding* b = op.folded ? target.folded.at(std::size_t(op.stage)) : target.binding;
+    if (b != nullptr) total += seconds_of(b);
+  }
+  return total;
+}
+
+void Simulation::plan_time_tile() {
+  const param::Registry& reg = setup_.registry;
+  const calc::Program& program = setup_.program;
+  mapper::TimeTileRequest request;
+  request.mode = reg.get_keyword("Saguaro", "time_tile");
+  int tiled = -1;
+  if (request.mode != "no") request.obstacle = time_tile_obstacle(tiled);
+  const CalcBinding* binding = tiled >= 0 ? step_targets_[std::size_t(tiled)].binding : nullptr;
+  if (binding == nullptr) {
+    if (request.mode == "yes")
+      par_error(setup_, "Saguaro", "time_tile",
+                "Saguaro::time_tile = \"yes\", but " + request.obstacle,
+                {{{}, "use \"auto\" to take a time-tiled step only where one is possible"}});
+    if (request.mode == "auto")
+      time_tile_choice_.reason = "time-tiled step: not for this run (" + request.obstacle + ")";
+    return;
+  }
+  std::size_t calc = 0;
+  while (bindings_[calc].get() != binding) ++calc;
+  request.state = program.evolved;
+  for (int r : rhs_) request.rhs.push_back(fields_->name(r));
+  request.stages = int(step_->plan().integrator.stages.size());
+  const grid::Patch& patch = decomposition_->patch();
+  for (int a = 0; a < 3; ++a) request.grid[std::size_t(a)] = patch.spec.points[a];
+  // The description to price with: the run's (Saguaro::device_description, or the prediction
+  // log's), else configs/devices/ by the GPU's name.
+  if (device_ && device_->kind == "gpu") {
+    request.device = device_;
+  } else if (setup_.device && setup_.device->kind == "gpu") {
+    request.device = setup_.device;
+  } else if (const std::string path =
+                 model::find_device_description(backend_->description().device);
+             !path.empty()) {
+    request.device = model::load_device(path);
+  }
+  if (request.device) request.plain_seconds = plain_step_seconds(*request.device);
+  request.resources = [&](const calc::TimeTilePlan& plan) {
+    model::CompiledResources r;
+    const std::unique_ptr<runtime::CompiledTimeTile> k =
+        backend_->compile_time_tile(program, int(calc), plan);
+    r.registers = k->registers();
+    r.spill_bytes = k->spill_bytes();
+    r.shared_bytes = double(k->shared_bytes());
+    return r;
+  };
+  time_tile_choice_ = mapper::choose_time_tile(*binding->calc, request);
+  if (!time_tile_choice_.use) {
+    if (request.mode == "yes")
+      par_error(setup_, "Saguaro", "time_tile",
+                "Saguaro::time_tile = \"yes\", but " + time_tile_choice_.reason, {});
+    return;
+  }
+  time_tile_ = backend_->compile_time_tile(program, int(calc), time_tile_choice_.plan);
+  std::vector<std::vector<double*>> registers;
+  for (const std::vector<int>& r : step_registers_) {
+    registers.emplace_back();
+    for (int f : r) registers.back().push_back(fields_->data(f));
+  }
+  step_ = std::make_unique<schedule::StepRunner>(
+      schedule::build_time_tiled_step_plan(step_->plan().integrator, step_functions_[0],
+                                           step_functions_[1], tiled),
+      std::move(registers), patch.points(), fields_->space(), [this](int a, int b) {
+        for (std::size_t v = 0; v < evolved_.size(); ++v)
+          fields_->swap(step_registers_[std::size_t(a)][v], step_registers_[std::size_t(b)][v]);
+      });
+}
+
+// One time-tiled step: the state's owned points to the new state's register (its ghosts are
+// the post-step's exchange).
+void Simulation::run_time_tile(const schedule::StepOp& op) {
+  const StepTarget& target = step_targets_.at(std::size_t(op.function));
+  const grid::Patch& patch = decomposition_->patch();
+  runtime::KernelArgs args = kernel_args(*target.binding);
+  for (int a = 0; a < 3; ++a) {
+    args.lo[std::size_t(a)] = ghost_;
+    args.hi[std::size_t(a)] = ghost_ + patch.size()[a];
+  }
+  runtime::TimeTileCall call;
+  for (std::size_t v = 0; v < evolved_.size(); ++v) {
+    call.state.push_back(fields_->data(evolved_[v]));
+    call.next.push_back(fields_->data(step_registers_[std::size_t(op.registers[0])][v]));
+  }
+  schedule::time_tile_coefficients(*step_->plan().tableau, dt_, call.a, call.b);
+  runtime::ArraySpace& space = fields_->space();
+  const int before = timing_step_ ? space.mark(runtime::ArraySpace::Queue::compute) : -1;
+  time_tile_->run(args, call);
+  if (timing_step_)
+    step_whole_rhs_.push_back({before, space.mark(runtime::ArraySpace::Queue::compute)});
+}
+
+} // namespace saguaro::host
