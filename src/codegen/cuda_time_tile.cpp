@@ -171,7 +171,8 @@ TimeTileKernel TimeTilePrinter::print(const std::string& name) {
       << "'s region\n";
   o << "  const int z0 = int(blockIdx.z) * " << plan_.tile.nz << ", z1 = min(z0 + " << plan_.tile.nz
     << ", nz);\n";
-  o << "  auto plane = [&](int z) { return (long long)(g.lo[2] + ((z % nz) + nz) % nz) * sz; };\n";
+  // The wrapped index of the plane loaded next, advanced by one per plane (no modulo in the loop).
+  o << "  int zn = ((z0 - " << S * rz << ") % nz + nz) % nz;\n";
   if (planes_ > 0) o << "  extern __shared__ double saguaro_smem[];\n";
   o << "  // Values uniform over the grid.\n";
   o << uniforms.str();
@@ -188,7 +189,7 @@ TimeTileKernel TimeTilePrinter::print(const std::string& name) {
       for (int j = 0; j < acc_depth; ++j) o << ", " << acc_q(v, j) << " = 0";
     o << ";\n";
   }
-  o << "  {\n    const long long z = plane(z0 - " << S * rz << ");\n";
+  o << "  {\n    const long long z = (long long)(g.lo[2] + zn) * sz;\n";
   for (int v = 0; v < V; ++v) o << "    next" << v << " = y" << v << "[col + z];\n";
   o << "  }\n";
   o << "  for (int q = z0 - " << S * rz << "; q < z1 + " << S * rz << "; ++q) {\n";
@@ -213,7 +214,8 @@ TimeTileKernel TimeTilePrinter::print(const std::string& name) {
         if (plane_slot_[std::size_t(v)] >= 0)
           o << "    buffer[" << plane_offset(s, v) << "] = " << input(s, v, rz) << ";\n";
   }
-  o << "    if (q + 1 < z1 + " << S * rz << ") {\n      const long long z = plane(q + 1);\n";
+  o << "    if (q + 1 < z1 + " << S * rz << ") {\n      zn = zn + 1 == nz ? 0 : zn + 1;\n"
+    << "      const long long z = (long long)(g.lo[2] + zn) * sz;\n";
   for (int v = 0; v < V; ++v) o << "      next" << v << " = y" << v << "[col + z];\n";
   o << "    }\n";
   if (planes_ > 0) o << "    __syncthreads();\n";

@@ -36,7 +36,7 @@ struct Wave {
   }
 };
 
-// Measured on the H100 (2026-11-25, bench_time_tile after the step was wired into runs): tile,
+// Measured on the H100 (2026-11-25, bench_time_tile with the z wrap advanced per plane): tile,
 // ptxas's registers and spill bytes, the step in ms. The 960- and 864-thread tiles are held to
 // 64 and 72 registers by their block size and spill.
 struct Measured {
@@ -45,18 +45,18 @@ struct Measured {
   double ms;
 };
 const Measured kB1[] = {
-    {{16, 8, 64}, 92, 0, 0.839},     {{16, 8, 128}, 92, 0, 0.791},
-    {{16, 16, 64}, 90, 0, 0.513},    {{16, 16, 128}, 90, 0, 0.483},
-    {{16, 32, 64}, 64, 104, 0.740},  {{16, 32, 128}, 64, 104, 0.713},
-    {{32, 4, 128}, 90, 0, 0.828},    {{32, 8, 64}, 90, 0, 0.516},
-    {{32, 8, 128}, 90, 0, 0.486},    {{32, 16, 64}, 64, 104, 0.694},
-    {{32, 16, 128}, 64, 104, 0.667}, {{64, 4, 64}, 72, 72, 0.887},
-    {{64, 4, 128}, 72, 72, 0.838},
+    {{16, 8, 64}, 94, 0, 0.728},     {{16, 8, 128}, 94, 0, 0.687},
+    {{16, 16, 64}, 92, 0, 0.454},    {{16, 16, 128}, 92, 0, 0.427},
+    {{16, 32, 64}, 64, 120, 0.769},  {{16, 32, 128}, 64, 120, 0.745},
+    {{32, 4, 128}, 92, 0, 0.692},    {{32, 8, 64}, 92, 0, 0.450},
+    {{32, 8, 128}, 92, 0, 0.424},    {{32, 16, 64}, 64, 120, 0.727},
+    {{32, 16, 128}, 64, 120, 0.706}, {{64, 4, 64}, 72, 88, 0.886},
+    {{64, 4, 128}, 72, 88, 0.842},
 };
 
-// The model is optimistic (by 2-14% for tiles that neither spill nor leave an SM latency-bound,
-// ~22% for the 384-thread tiles, ~30% for the spilling 960-thread ones: spilled values cost more
-// than their static bytes' load/store slots), but it ranks them: its pick is the fastest measured.
+// The model is within 12% for the tiles that do not spill (median |error| 10.9% over all 13),
+// but optimistic by 30-35% for the spilling 960-thread ones (spilled values cost more than their
+// static bytes' load/store slots); it ranks the fast ones: its pick is within 1% of the fastest.
 TEST(TimeTileModel, PredictsTheMeasuredB1Tiles) {
   const Wave wave(2);
   const model::Device h100 = model::load_device(source("configs/devices/h100.yaml"));
@@ -81,9 +81,9 @@ TEST(TimeTileModel, PredictsTheMeasuredB1Tiles) {
   }
   std::sort(errors.begin(), errors.end());
   const double median = errors[errors.size() / 2];
-  EXPECT_LT(median, 0.15) << "median |error| over the 13 tiles";
-  // The tile the model picks is within 5% of the fastest measured.
-  EXPECT_LT(measured_at_predicted_best, 1.05 * best_measured);
+  EXPECT_LT(median, 0.12) << "median |error| over the 13 tiles";
+  // The tile the model picks is within 2% of the fastest measured.
+  EXPECT_LT(measured_at_predicted_best, 1.02 * best_measured);
 }
 
 TEST(TimeTileModel, ArithmeticOfRoundsAndResidency) {
