@@ -101,6 +101,11 @@ private:
   // the functions of MoL_CalcRHS and MoL_PostStep; MoL_Evolution runs it, run_step_op
   // carries out its operations other than the combinations (simulation_step.cpp).
   void plan_step();
+  // Makes `plan` the run's step: its runner over the integrator's registers (swaps exchange
+  // the grid functions' arrays).
+  void start_step(schedule::StepPlan plan);
+  // The program.calculations index of a binding.
+  std::size_t calculation_of(const CalcBinding* binding) const;
   void run_step_op(const schedule::StepOp& op, double time);
   // Saguaro::time_tile (simulation_time_tile.cpp): whether the step is time-tiled (the mapper's
   // decision, mapper/time_tile.hpp), and then the step plan's variant and its compiled kernel.

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <stdexcept>
 
 namespace saguaro::host {
 
@@ -140,9 +141,7 @@ void Simulation::plan_step() {
     for (std::size_t i = 0; i < functions[part].size(); ++i) {
       StepTarget& target = targets[part][i];
       if (target.binding == nullptr) continue;
-      int calc = 0;
-      while (bindings_[std::size_t(calc)].get() != target.binding) ++calc;
-      auto forms = folding_.forms.find(calc);
+      auto forms = folding_.forms.find(int(calculation_of(target.binding)));
       if (forms == folding_.forms.end()) continue;
       functions[part][i].produces = folding_.produces.at(forms->first);
       functions[part][i].folds.assign(forms->second.size(), false);
@@ -157,18 +156,28 @@ void Simulation::plan_step() {
   step_functions_[1] = functions[1];
   step_targets_ = targets[0];
   step_targets_.insert(step_targets_.end(), targets[1].begin(), targets[1].end());
+  start_step(schedule::build_step_plan(integrator, functions[0], functions[1], exchange_overlap_));
+}
+
+void Simulation::start_step(schedule::StepPlan plan) {
   std::vector<std::vector<double*>> registers;
   for (const std::vector<int>& r : step_registers_) {
     registers.emplace_back();
     for (int f : r) registers.back().push_back(fields_->data(f));
   }
   step_ = std::make_unique<schedule::StepRunner>(
-      schedule::build_step_plan(integrator, functions[0], functions[1], exchange_overlap_),
-      std::move(registers), decomposition_->patch().points(), fields_->space(),
+      std::move(plan), std::move(registers), decomposition_->patch().points(), fields_->space(),
       [this](int a, int b) {
         for (std::size_t v = 0; v < evolved_.size(); ++v)
           fields_->swap(step_registers_[std::size_t(a)][v], step_registers_[std::size_t(b)][v]);
       });
+}
+
+std::size_t Simulation::calculation_of(const CalcBinding* binding) const {
+  std::size_t c = 0;
+  while (c < bindings_.size() && bindings_[c].get() != binding) ++c;
+  if (c == bindings_.size()) throw std::logic_error("a step function's binding is not the run's");
+  return c;
 }
 
 // One operation of the step plan, booked to its scheduled function's timer (a split

@@ -74,8 +74,7 @@ double Simulation::plain_step_seconds(const model::Device& device) const {
   for (int a = 0; a < 3; ++a) options.grid[std::size_t(a)] = patch.owned.hi[a] - patch.owned.lo[a];
   std::map<std::size_t, double> price;
   auto seconds_of = [&](const CalcBinding* b) {
-    std::size_t c = 0;
-    while (bindings_[c].get() != b) ++c;
+    const std::size_t c = calculation_of(b);
     if (!price.count(c))
       price[c] = mapper::price_mapping(program.calculations[c], plan_.calculations[c].mapping,
                                        device, options)
@@ -116,8 +115,7 @@ void Simulation::plan_time_tile() {
       time_tile_choice_.reason = "time-tiled step: not for this run (" + request.obstacle + ")";
     return;
   }
-  std::size_t calc = 0;
-  while (bindings_[calc].get() != binding) ++calc;
+  const std::size_t calc = calculation_of(binding);
   request.state = program.evolved;
   for (int r : rhs_) request.rhs.push_back(fields_->name(r));
   request.stages = int(step_->plan().integrator.stages.size());
@@ -135,13 +133,15 @@ void Simulation::plan_time_tile() {
     request.device = model::load_device(path);
   }
   if (request.device) request.plain_seconds = plain_step_seconds(*request.device);
+  // The tiles the mapper re-prices are compiled here; the one it chooses is kept for the run.
+  std::vector<std::pair<calc::TimeTile, std::unique_ptr<runtime::CompiledTimeTile>>> compiled;
   request.resources = [&](const calc::TimeTilePlan& plan) {
+    compiled.emplace_back(plan.tile, backend_->compile_time_tile(program, int(calc), plan));
+    const runtime::CompiledTimeTile& k = *compiled.back().second;
     model::CompiledResources r;
-    const std::unique_ptr<runtime::CompiledTimeTile> k =
-        backend_->compile_time_tile(program, int(calc), plan);
-    r.registers = k->registers();
-    r.spill_bytes = k->spill_bytes();
-    r.shared_bytes = double(k->shared_bytes());
+    r.registers = k.registers();
+    r.spill_bytes = k.spill_bytes();
+    r.shared_bytes = double(k.shared_bytes());
     return r;
   };
   time_tile_choice_ = mapper::choose_time_tile(*binding->calc, request);
@@ -151,19 +151,12 @@ void Simulation::plan_time_tile() {
                 "Saguaro::time_tile = \"yes\", but " + time_tile_choice_.reason, {});
     return;
   }
-  time_tile_ = backend_->compile_time_tile(program, int(calc), time_tile_choice_.plan);
-  std::vector<std::vector<double*>> registers;
-  for (const std::vector<int>& r : step_registers_) {
-    registers.emplace_back();
-    for (int f : r) registers.back().push_back(fields_->data(f));
-  }
-  step_ = std::make_unique<schedule::StepRunner>(
-      schedule::build_time_tiled_step_plan(step_->plan().integrator, step_functions_[0],
-                                           step_functions_[1], tiled),
-      std::move(registers), patch.points(), fields_->space(), [this](int a, int b) {
-        for (std::size_t v = 0; v < evolved_.size(); ++v)
-          fields_->swap(step_registers_[std::size_t(a)][v], step_registers_[std::size_t(b)][v]);
-      });
+  for (auto& [tile, kernel] : compiled)
+    if (tile == time_tile_choice_.plan.tile) time_tile_ = std::move(kernel);
+  if (!time_tile_) // not re-priced (no description: "yes" took the first tile)
+    time_tile_ = backend_->compile_time_tile(program, int(calc), time_tile_choice_.plan);
+  start_step(schedule::build_time_tiled_step_plan(step_->plan().integrator, step_functions_[0],
+                                                  step_functions_[1], tiled));
 }
 
 // One time-tiled step: the state's owned points to the new state's register (its ghosts are

@@ -385,10 +385,7 @@ public:
     const std::string name = fmt::format("saguaro_{}_time_tile_{}x{}x{}", support::lower(calc.name),
                                          plan.tile.tx, plan.tile.ty, plan.tile.nz);
     const codegen::TimeTileKernel k = codegen::generate_time_tile_cuda(calc, plan, name);
-    CompileOptions options;
-    if (!options_.cache_dir.empty())
-      options.cache_dir = (std::filesystem::path(options_.cache_dir) / "cuda").string();
-    options.verbose = options_.verbose;
+    const CompileOptions options = compile_options();
     const CompiledModule compiled = cuda::compile(k.source, info_.arch(), options);
     // As a module of one kernel the loader and the timings know: a block of `threads` threads.
     codegen::CudaModule module;
@@ -430,10 +427,7 @@ public:
     summary_.clear();
     std::vector<std::vector<std::unique_ptr<CompiledCalculation>>> out(sets.size());
     if (program.calculations.empty()) return out;
-    CompileOptions options;
-    if (!options_.cache_dir.empty())
-      options.cache_dir = (std::filesystem::path(options_.cache_dir) / "cuda").string();
-    options.verbose = options_.verbose;
+    const CompileOptions options = compile_options();
     const std::string arch = info_.arch();
     const std::size_t calculations = program.calculations.size();
     // The distinct (calculation, mapping) modules; job[s][c] says which one set s uses. A job
@@ -515,6 +509,15 @@ public:
   }
 
 private:
+  // NVRTC's options for this backend: its cache under <cache_dir>/cuda, its verbosity.
+  CompileOptions compile_options() const {
+    CompileOptions options;
+    if (!options_.cache_dir.empty())
+      options.cache_dir = (std::filesystem::path(options_.cache_dir) / "cuda").string();
+    options.verbose = options_.verbose;
+    return options;
+  }
+
   BackendOptions options_;
   DeviceInfo info_;
   std::string summary_;
