@@ -60,37 +60,29 @@ CodePlan plan_one(const Calculation& calc, const KernelMapping& km, const Kernel
   plan.shared_bytes = shared * sizeof(double);
   plan.barriers = !plan.tiles.empty() || !plan.planes.empty();
 
-  // The body: loads and arithmetic depth first from each stored value in turn, each store
-  // right after its value, so that a value lives from its first use to its last rather than
-  // from the start of the body (the id order computes every derivative first: BSSN's
-  // right-hand side then spilled 5.7 KB per thread). A kernel that reads a grid function it
-  // writes keeps its stores at the end, where no load can see them.
-  for (NodeId id : kp.temporaries_in)
-    plan.steps.push_back({Step::Kind::LoadTemporary, id, slot.at(id), {}});
+  // The body in evaluation_order (depth first from each stored value in turn; the id order
+  // computed every derivative first and BSSN's right-hand side spilled 5.7 KB per thread),
+  // earlier kernels' temporaries loaded where first used, each store right after its value. A
+  // kernel that reads a grid function it writes keeps its stores at the end, where no load can
+  // see them.
   bool reads_what_it_writes = false;
   for (const InputStencil& s : kp.inputs)
     reads_what_it_writes = reads_what_it_writes || written.count(s.grid_function) > 0;
   std::vector<Step> stores;
   std::vector<Step>& store_to = reads_what_it_writes ? stores : plan.steps;
-  std::vector<char> evaluated(dag.size(), 0), done(dag.size(), 0);
-  for (NodeId id : kp.nodes) evaluated[id] = 1;
+  const std::set<NodeId> loaded(kp.temporaries_in.begin(), kp.temporaries_in.end());
   std::set<Offset> global_offsets;
-  // Post-order, iteratively (BSSN's expressions nest hundreds deep).
-  auto evaluate = [&](NodeId root) {
-    std::vector<std::pair<NodeId, std::size_t>> stack{{root, 0}};
-    while (!stack.empty()) {
-      auto& [id, next] = stack.back();
-      const Node& n = dag.node(id);
-      if (done[id] || !evaluated[id] || n.uniform) {
-        stack.pop_back();
-        continue;
-      }
-      if (next < n.kids.size()) {
-        const NodeId kid = n.kids[next++];
-        stack.push_back({kid, 0});
-        continue;
-      }
-      done[id] = 1;
+  std::map<NodeId, std::vector<int>> field_stores; // value -> grid functions it is stored to
+  for (int st : km.stores) {
+    const Store& s = stage.stores[std::size_t(st)];
+    field_stores[s.value].push_back(s.grid_function);
+  }
+  const std::set<NodeId> temporaries_out(km.temporaries.begin(), km.temporaries.end());
+  for (NodeId id : evaluation_order(dag, kp)) {
+    const Node& n = dag.node(id);
+    if (loaded.count(id)) {
+      plan.steps.push_back({Step::Kind::LoadTemporary, id, slot.at(id), {}});
+    } else {
       Step step{Step::Kind::Evaluate, id, -1, {}};
       if (n.op == Op::Load) {
         step.load = load_of.at({n.index, n.offset});
@@ -101,17 +93,18 @@ CodePlan plan_one(const Calculation& calc, const KernelMapping& km, const Kernel
         plan.coordinates[std::size_t(n.index)] = true;
       }
       plan.steps.push_back(step);
-      stack.pop_back();
     }
-  };
-  for (int st : km.stores) {
-    const Store& s = stage.stores[std::size_t(st)];
-    evaluate(s.value);
-    store_to.push_back({Step::Kind::StoreField, s.value, s.grid_function, {}});
+    if (auto f = field_stores.find(id); f != field_stores.end()) {
+      for (int g : f->second) store_to.push_back({Step::Kind::StoreField, id, g, {}});
+      field_stores.erase(f);
+    }
+    if (temporaries_out.count(id))
+      store_to.push_back({Step::Kind::StoreTemporary, id, slot.at(id), {}});
   }
-  for (NodeId t : km.temporaries) {
-    evaluate(t);
-    store_to.push_back({Step::Kind::StoreTemporary, t, slot.at(t), {}});
+  for (int st : km.stores) { // values uniform over the grid: hoisted, never in the order
+    const Store& s = stage.stores[std::size_t(st)];
+    if (field_stores.count(s.value))
+      store_to.push_back({Step::Kind::StoreField, s.value, s.grid_function, {}});
   }
   plan.steps.insert(plan.steps.end(), stores.begin(), stores.end());
   plan.global_offsets.assign(global_offsets.begin(), global_offsets.end());

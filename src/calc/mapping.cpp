@@ -62,6 +62,63 @@ std::vector<NodeId> evaluated_nodes(const Dag& dag, const std::vector<NodeId>& r
   return out;
 }
 
+std::vector<NodeId> evaluation_order(const Dag& dag, const KernelPlan& plan) {
+  std::vector<char> state(dag.size(), 0); // 1: computed here, 2: loaded from a temporary, 3: done
+  for (NodeId id : plan.nodes) state[id] = 1;
+  for (NodeId id : plan.temporaries_in) state[id] = 2;
+  std::vector<NodeId> order;
+  // Post-order, iteratively (BSSN's expressions nest hundreds deep).
+  std::vector<std::pair<NodeId, std::size_t>> stack;
+  for (NodeId root : plan.roots) {
+    stack.push_back({root, 0});
+    while (!stack.empty()) {
+      auto& [id, next] = stack.back();
+      const Node& n = dag.node(id);
+      if (state[id] == 0 || state[id] == 3 || n.uniform) {
+        stack.pop_back();
+        continue;
+      }
+      if (state[id] == 1 && next < n.kids.size()) {
+        const NodeId kid = n.kids[next++];
+        stack.push_back({kid, 0});
+        continue;
+      }
+      state[id] = 3;
+      order.push_back(id);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+int max_live_values(const Dag& dag, const std::vector<NodeId>& order) {
+  // Each value dies at its last use: the last value of `order` that takes it as a child, or
+  // its own store (a root's, right after it).
+  std::vector<std::size_t> position(dag.size(), 0), last(dag.size(), 0);
+  std::vector<char> present(dag.size(), 0);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    position[order[i]] = i;
+    present[order[i]] = 1;
+    last[order[i]] = i;
+  }
+  for (std::size_t i = 0; i < order.size(); ++i)
+    for (NodeId k : dag.node(order[i]).kids)
+      if (present[k]) last[k] = std::max(last[k], i);
+  std::vector<int> dying(order.size() + 1, 0);
+  for (NodeId id : order) ++dying[last[id]];
+  int live = 0, most = 0;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    ++live;
+    most = std::max(most, live);
+    live -= dying[i];
+  }
+  return most;
+}
+
+int max_live_values(const Dag& dag, const KernelPlan& plan) {
+  return max_live_values(dag, evaluation_order(dag, plan));
+}
+
 KernelPlan plan_kernel(const Calculation& calc, const KernelMapping& km,
                        const std::set<NodeId>& available, int k) {
   auto error = [&calc](int kernel, const std::string& what) {

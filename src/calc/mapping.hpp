@@ -100,6 +100,24 @@ std::vector<KernelPlan> plan_kernels(const Calculation& calc, const Mapping& map
 std::vector<NodeId> evaluated_nodes(const Dag& dag, const std::vector<NodeId>& roots,
                                     const std::set<NodeId>& cut, std::vector<NodeId>& loaded);
 
+// The order a kernel computes a point's values in, for the code plan (which prints it) and the
+// register estimate (which counts what it keeps alive): depth first from each root in turn
+// (KernelPlan::roots: stores, then temporaries), children in DAG order, each value once, so
+// that a value lives from its first use to its last rather than from the start of the body.
+// Uniform values are left out (hoisted out of the loop); an earlier kernel's temporary
+// (KernelPlan::temporaries_in) appears where it is first used, where the kernel loads it.
+std::vector<NodeId> evaluation_order(const Dag& dag, const KernelPlan& plan);
+
+// The most point values alive at once when `order` (evaluation_order) is computed and each root
+// stored right after its value (a value dies at its last use): loads and temporaries count like
+// arithmetic (a loaded value stays in a register until its last use; the compiler does not load it
+// again). Each value is a double, two 32-bit registers. Measured against ptxas (NVRTC 13.0, sm_90,
+// BSSN's right-hand side split in several ways; bench/results/2026-11-25-bssn-fission-H100.md):
+// kernels of at most ~110 live values took <= 255 registers without spilling, 125-132 spilled 8-360
+// bytes, 177-316 spilled 0.7-3.3 KB.
+int max_live_values(const Dag& dag, const std::vector<NodeId>& order);
+int max_live_values(const Dag& dag, const KernelPlan& plan); // of its evaluation_order
+
 // The plan of one kernel on its own: what `kernel` evaluates when the temporaries in
 // `available` (stored by earlier kernels of its stage) are loaded instead of computed. Checks
 // the kernel's own rules (stores and temporaries exist, no racing read of what it writes,

@@ -12,6 +12,7 @@
 #include "codegen/cpp.hpp"
 #include "codegen/cuda.hpp"
 #include "edl/parser.hpp"
+#include "mapper/mapping_file.hpp"
 #include "param/registry.hpp"
 #include "runtime/cuda.hpp"
 #include "schedule/simulation.hpp"
@@ -40,15 +41,24 @@ struct EmitOptions {
   std::string block = "z 32x8x8"; // CUDA: the block configuration
   bool ptxas = false;             // CUDA: compile with NVRTC and print ptxas's report
   bool plan = false;              // print the kernel plans instead
+  std::string mapping_file;       // a mapping file: its calculations take its mappings
 };
 
-// The mappings --buffering and --block ask for, one per calculation.
+// The mappings --buffering and --block ask for, one per calculation; those a --mapping file
+// names take its mapping.
 std::vector<saguaro::calc::Mapping> option_mappings(const saguaro::calc::Program& program,
                                                     const EmitOptions& options) {
   const saguaro::calc::BlockConfig block = saguaro::calc::parse_block_config(options.block);
   std::vector<saguaro::calc::Mapping> mappings;
   for (const saguaro::calc::Calculation& c : program.calculations)
     mappings.push_back(saguaro::calc::strategy_mapping(c, options.buffering, block));
+  if (options.mapping_file.empty()) return mappings;
+  const saguaro::mapper::MappingFile file =
+      saguaro::mapper::load_mapping_file(options.mapping_file, program);
+  for (const std::string& w : file.warnings) std::cerr << w;
+  for (const saguaro::mapper::MappingFileEntry& e : file.entries)
+    for (std::size_t c = 0; c < program.calculations.size(); ++c)
+      if (program.calculations[c].name == e.calculation) mappings[c] = e.mapping;
   return mappings;
 }
 
@@ -277,6 +287,12 @@ int main(int argc, char** argv) {
                    "with --emit cuda or --plan: the block configuration, iteration axis then "
                    "t_x x t_f x t_ee")
       ->capture_default_str();
+  inspect_cmd
+      ->add_option("--mapping", emit_options.mapping_file,
+                   "with --emit cuda or --plan: a mapping file (as `saguaro map --save` "
+                   "writes); the calculations it names take its mappings, the others "
+                   "--buffering and --block")
+      ->check(CLI::ExistingFile);
   inspect_cmd->add_flag("--ptxas", emit_options.ptxas,
                         "with --emit cuda: compile with NVRTC for sm_90 and print ptxas's "
                         "registers, spills and shared memory per kernel");

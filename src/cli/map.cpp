@@ -239,6 +239,8 @@ int map_main(const MapCommand& command, std::ostream& out, std::ostream& err) {
       }
       c["runners_up"] = nlohmann::json::array();
       for (const auto& m : r.runners_up) c["runners_up"].push_back(mapping_json(calc, m));
+      c["register_fits"] = nlohmann::json::array();
+      for (const auto& m : r.register_fits) c["register_fits"].push_back(mapping_json(calc, m));
       const auto& s = r.stats;
       c["search"] = {{"model_calls", s.model_calls},
                      {"nodes_planned", s.nodes_planned},
@@ -289,6 +291,16 @@ int map_main(const MapCommand& command, std::ostream& out, std::ostream& err) {
       out << fmt::format("    {}. {} ({:+.1f}%) {} [{}]\n", ++rank, ms(m.seconds),
                          100 * (m.seconds / r.best.seconds - 1), calc::to_string(calc, m.mapping),
                          m.origin);
+    for (const mapper::PricedMapping& m : r.register_fits) {
+      out << fmt::format("  {} (timed by the empirical finish): {} ({:+.1f}%), {} kernels\n",
+                         m.origin, ms(m.seconds), 100 * (m.seconds / r.best.seconds - 1),
+                         m.mapping.kernels.size());
+      for (std::size_t k = 0; k < m.mapping.kernels.size(); ++k) {
+        const calc::KernelMapping& km = m.mapping.kernels[k];
+        out << fmt::format("    kernel {}: stores {}; {}\n", k, stores_text(calc, km),
+                           ms(m.kernels[k].seconds));
+      }
+    }
     const auto& s = r.stats;
     std::string ends;
     if (s.ilp_stopped > 0) ends += fmt::format(" ({} stopped by a limit)", s.ilp_stopped);

@@ -43,6 +43,7 @@
 #include "model/model.hpp"
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -128,6 +129,13 @@ struct SearchStatistics {
 struct MapResult {
   PricedMapping best;
   std::vector<PricedMapping> runners_up; // distinct, fastest first
+  // The register-fit fissions (fission.hpp: every stage split into kernels whose live values
+  // fit a budget, unbuffered, at the default block configuration) at the budgets of
+  // kFissionBudgets, distinct, priced; empty when no stage splits (Method::Model and
+  // Exhaustive only). The empirical finish always times them: they are of another structure
+  // than anything the search reaches, and the model's register estimate does not see what
+  // they save.
+  std::vector<PricedMapping> register_fits;
   SearchStatistics stats;
 };
 

@@ -327,6 +327,8 @@ std::vector<calc::Mapping> finish_candidates(const calc::Calculation& calc, cons
   }
   add(default_mapping);
   add(calc::one_thread_per_point(calc));
+  if (verify > 1)
+    for (const PricedMapping& m : result.register_fits) add(m.mapping);
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "calc/lower.hpp"
+#include "mapper/fission.hpp"
 #include "runtime/backends.hpp"
 #include "runtime_support.hpp"
 // unit/support.hpp names the saguaro executable, which this suite does not build or run.
@@ -44,15 +45,16 @@ std::string example_name(const ::testing::TestParamInfo<Example>& info) {
 
 class CpuMatchesInterpreter : public ::testing::TestWithParam<Example> {};
 
-// Runs both backends on every calculation of `program` and checks that they agree.
-void check_program(const calc::Program& program) {
+// Runs both backends on every calculation of `program` and checks that they agree; the cpu
+// backend's kernels under `mappings` (one per calculation; none: the default).
+void check_program(const calc::Program& program, const std::vector<calc::Mapping>& mappings = {}) {
   auto interpreter = runtime::make_backend("interpreter", {});
   runtime::BackendOptions options = suite_options();
   options.verbose = true;
   auto cpu = runtime::make_backend("cpu", options);
   auto reference = interpreter->compile(program);
   auto start = std::chrono::steady_clock::now();
-  auto compiled = cpu->compile(program);
+  auto compiled = cpu->compile(program, mappings);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("[ info ] cpu compile of %s (fd_order %d, %zu calculations): %.2f s\n",
               program.thorn.c_str(), program.fd_order, program.calculations.size(), seconds);
@@ -92,6 +94,20 @@ INSTANTIATE_TEST_SUITE_P(
                       Example{"par/advect.edl", 4}, Example{"par/microbench.edl", 4},
                       Example{"par/bssn/bssn.edl", 4}, Example{"par/bssn/bssn.edl", 8}),
     example_name);
+
+// BSSN under the register-fit fission (mapper/fission.hpp): the right-hand side and the
+// constraints split into kernels with temporaries, the same numbers.
+TEST(CpuMatchesInterpreterUnderFission, Bssn) {
+  const calc::Program program = lower_file("par/bssn/bssn.edl", 4);
+  std::vector<calc::Mapping> mappings;
+  std::size_t kernels = 0;
+  for (const calc::Calculation& c : program.calculations) {
+    mappings.push_back(mapper::register_fit_mapping(c, mapper::live_value_budget(255)));
+    kernels += mappings.back().kernels.size();
+  }
+  ASSERT_GT(kernels, program.calculations.size() + 4);
+  check_program(program, mappings);
+}
 
 // Every function and operator form the DAG has, on values that include zeros, negatives and
 // ties (sign, abs, min, max, %), large and negative integer powers (repeated squaring),

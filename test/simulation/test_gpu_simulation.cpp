@@ -5,6 +5,10 @@
 // must agree to 1e-12 relative at every valid point. Skipped without a GPU.
 #include "backend_comparison.hpp"
 
+#include "calc/lower.hpp"
+#include "edl/parser.hpp"
+#include "mapper/fission.hpp"
+#include "mapper/mapping_file.hpp"
 #include "runtime/cuda.hpp"
 
 #include <gtest/gtest.h>
@@ -120,6 +124,23 @@ TEST(GpuMatchesCpuBssn, GaugeWaveAfterTenSteps) {
       std::printf("[ info ] bssn, mapper %s: largest relative difference GPU vs CPU %.3g\n", mapper,
                   worst);
   }
+  const calc::Program program =
+      calc::lower(edl::parse_file(std::string(SAGUARO_SOURCE_DIR) + "/par/bssn/bssn.edl"), {4});
+  mapper::MappingFile fission;
+  for (const calc::Calculation& calc : program.calculations)
+    fission.entries.push_back(
+        {calc.name, "", 0, mapper::register_fit_mapping(calc, mapper::live_value_budget(255))});
+  write_file(dir.path() + "/fission.yaml", mapper::format_mapping_file(program, fission));
+  write_file(par,
+             case_par(c, dir.path(),
+                      with({{"Saguaro::backend", quoted("cuda")},
+                            {"Saguaro::mapper", quoted("fixed")},
+                            {"Saguaro::mapping_file", quoted(dir.path() + "/fission.yaml")}})));
+  const double worst = expect_close(reference, run_case(par), 1e-11);
+  if (world_rank() == 0)
+    std::printf(
+        "[ info ] bssn, register-fit fission: largest relative difference GPU vs CPU %.3g\n",
+        worst);
 }
 
 // The empirical finish by default: the first run times the candidates (the model's, the default

@@ -172,6 +172,68 @@ TEST(CodePlan, EvaluationIsDepthFirstWithEachLoadOnceAndTheStoreLast) {
   EXPECT_EQ(loads, 15);
 }
 
+// The values alive at once, counted on sums whose order is known: a = (u + v) * (u - v) loads u
+// and v (2 live), computes u + v (3: u and v are still needed) and u - v (4, then u and v die),
+// and the product (3, then both sums die): at most 4.
+TEST(CodePlan, LiveValuesAreCountedFromFirstUseToLastUse) {
+  const Program program = test::lower_text(R"(
+begin thorn Live
+  begin variables
+    u v a
+  end variables
+  begin calculation c scheduled at evol
+    a = (u + v) * (u - v)
+  end calculation
+end thorn
+)",
+                                           2);
+  const Calculation& calc = program.calculations.at(0);
+  const KernelPlan plan = plan_kernels(calc, default_mapping(calc)).at(0);
+  const std::vector<NodeId> order = evaluation_order(calc.dag, plan);
+  ASSERT_EQ(order.size(), 5u); // u, v, u + v, u - v, the product
+  EXPECT_EQ(max_live_values(calc.dag, order), 4);
+}
+
+// A kernel loads an earlier kernel's temporary where it first uses it, not at the start of the
+// body, so that it does not hold a register through everything computed before.
+TEST(CodePlan, TemporariesAreLoadedWhereFirstUsed) {
+  const Program program = test::lower_text(R"(
+begin thorn Temps
+  begin variables
+    u v a b
+  end variables
+  begin calculation c scheduled at evol
+    b = (v * v + 1) * (D_11 u * D_22 u + 3)
+    a = D_11 u * D_22 u + 3
+  end calculation
+end thorn
+)",
+                                           2);
+  const Calculation& calc = program.calculations.at(0);
+  // Kernel 0 stores a and, as a temporary, the value a is (shared with b); kernel 1 stores b.
+  auto store_of = [&](const std::string& name) {
+    for (std::size_t st = 0; st < calc.stages[0].stores.size(); ++st)
+      if (calc.grid_functions[std::size_t(calc.stages[0].stores[st].grid_function)].name == name)
+        return int(st);
+    throw std::runtime_error("no store " + name);
+  };
+  const NodeId shared = calc.stages[0].stores[std::size_t(store_of("a"))].value;
+  Mapping m;
+  m.kernels.push_back(KernelMapping{0, {store_of("a")}, {shared}, kBlock, {}});
+  m.kernels.push_back(KernelMapping{0, {store_of("b")}, {}, kBlock, {}});
+  const CalculationPlan p = plan_code(calc, m);
+  const std::vector<Step>& steps = p.kernels.at(1).steps;
+  std::size_t load = steps.size(), first_arithmetic = steps.size();
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].kind == Step::Kind::LoadTemporary) load = std::min(load, i);
+    if (steps[i].kind == Step::Kind::Evaluate && calc.dag.node(steps[i].node).op != Op::Load)
+      first_arithmetic = std::min(first_arithmetic, i);
+  }
+  ASSERT_LT(load, steps.size());
+  EXPECT_GT(load, first_arithmetic) << "v * v + 1 is computed before the temporary is loaded";
+  EXPECT_EQ(steps.back().kind, Step::Kind::StoreField);
+}
+
 TEST(CodePlan, TextNamesBuffersAndLoads) {
   Demo d;
   const std::string text = to_string(d.calc, d.plan(Buffering::Plus));

@@ -1,0 +1,234 @@
+// Register-fit fission (see fission.hpp).
+#include "mapper/fission.hpp"
+
+#include "calc/mapping.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace saguaro::mapper {
+
+using calc::NodeId;
+
+int live_value_budget(double max_registers_per_thread) {
+  return std::max(8, (int(max_registers_per_thread) - kAddressRegisters) / 2);
+}
+
+namespace {
+
+class Fissioner {
+public:
+  Fissioner(const calc::Calculation& calc, int stage) : calc_(calc), stage_(stage) {}
+
+  // The values alive at once in a kernel storing `roots` when `available` (but the roots
+  // themselves) are loaded.
+  int live(const std::vector<NodeId>& roots, std::set<NodeId> available) const {
+    for (NodeId r : roots) available.erase(r);
+    calc::KernelPlan plan;
+    plan.roots = roots;
+    plan.nodes = calc::evaluated_nodes(calc_.dag, roots, available, plan.temporaries_in);
+    return calc::max_live_values(calc_.dag, plan);
+  }
+
+  // The arithmetic nodes computed for `roots` when `available` (but the roots) are loaded.
+  std::vector<NodeId> work(const std::vector<NodeId>& roots, std::set<NodeId> available) const {
+    for (NodeId r : roots) available.erase(r);
+    std::vector<NodeId> loaded, out;
+    for (NodeId id : calc::evaluated_nodes(calc_.dag, roots, available, loaded)) {
+      const calc::Node& n = calc_.dag.node(id);
+      if (!n.uniform && n.op != calc::Op::Load) out.push_back(id);
+    }
+    return out;
+  }
+
+  NodeId value(int store) const {
+    return calc_.stages[std::size_t(stage_)].stores[std::size_t(store)].value;
+  }
+
+  // Step 1: temporaries until the store fits, the largest subexpression that fits each time.
+  // False when none fits and the store still does not.
+  bool extract(int store, int budget, std::set<NodeId>& available,
+               std::vector<NodeId>& temporaries) const {
+    while (live({value(store)}, available) > budget) {
+      std::vector<std::pair<std::size_t, NodeId>> candidates; // (work, node), largest first
+      for (NodeId id : work({value(store)}, available))
+        if (id != value(store)) candidates.push_back({work({id}, available).size(), id});
+      std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first > b.first : a.second < b.second;
+      });
+      bool found = false;
+      for (const auto& [size, id] : candidates) {
+        if (size < 2) break; // nothing left worth a kernel
+        if (live({id}, available) <= budget) {
+          available.insert(id);
+          temporaries.push_back(id);
+          found = true;
+          break;
+        }
+      }
+      if (!found) return false;
+    }
+    return true;
+  }
+
+  // Steps 2 and 3: groups of roots merged while they fit, those sharing the most work first.
+  std::vector<std::vector<NodeId>> merge(std::vector<std::vector<NodeId>> groups, int budget,
+                                         const std::set<NodeId>& available) const {
+    for (;;) {
+      std::vector<std::vector<NodeId>> works;
+      for (const auto& g : groups) works.push_back(work(g, available));
+      std::vector<std::tuple<std::size_t, std::size_t, std::size_t>> pairs; // (shared, i, j)
+      for (std::size_t i = 0; i < groups.size(); ++i)
+        for (std::size_t j = i + 1; j < groups.size(); ++j) {
+          std::vector<NodeId> both;
+          std::set_intersection(works[i].begin(), works[i].end(), works[j].begin(), works[j].end(),
+                                std::back_inserter(both));
+          pairs.push_back({both.size(), i, j});
+        }
+      std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) {
+        return std::get<0>(a) != std::get<0>(b) ? std::get<0>(a) > std::get<0>(b) : a < b;
+      });
+      bool merged = false;
+      for (const auto& [shared, i, j] : pairs) {
+        std::vector<NodeId> both = groups[i];
+        both.insert(both.end(), groups[j].begin(), groups[j].end());
+        if (live(both, available) > budget) continue;
+        std::vector<std::vector<NodeId>> trial = groups;
+        trial[i] = std::move(both);
+        trial.erase(trial.begin() + std::ptrdiff_t(j));
+        if (launch_order(trial, available).empty()) continue; // each needing the other's
+        groups = std::move(trial);
+        merged = true;
+        break;
+      }
+      if (!merged) return groups;
+    }
+  }
+
+  // An order the groups' kernels can be launched in (indices into `groups`): none before a
+  // kernel whose temporaries it loads. Empty when there is none (two kernels each needing the
+  // other's), or no groups.
+  std::vector<std::size_t> launch_order(const std::vector<std::vector<NodeId>>& groups,
+                                        const std::set<NodeId>& available) const {
+    const std::size_t n = groups.size();
+    std::vector<std::vector<std::size_t>> needs(n); // i needs j: i loads a temporary j stores
+    for (std::size_t i = 0; i < n; ++i) {
+      std::set<NodeId> others = available;
+      for (NodeId r : groups[i]) others.erase(r);
+      std::vector<NodeId> loaded;
+      calc::evaluated_nodes(calc_.dag, groups[i], others, loaded);
+      for (std::size_t j = 0; j < n; ++j)
+        if (j != i && std::any_of(groups[j].begin(), groups[j].end(), [&](NodeId t) {
+              return std::binary_search(loaded.begin(), loaded.end(), t);
+            }))
+          needs[i].push_back(j);
+    }
+    std::vector<char> placed(n, 0); // repeated removal, earliest first: n is small
+    std::vector<std::size_t> order;
+    while (order.size() < n) {
+      std::size_t next = n;
+      for (std::size_t i = 0; i < n && next == n; ++i)
+        if (!placed[i] && std::all_of(needs[i].begin(), needs[i].end(),
+                                      [&](std::size_t j) { return placed[j] != 0; }))
+          next = i;
+      if (next == n) return {};
+      placed[next] = 1;
+      order.push_back(next);
+    }
+    return order;
+  }
+
+private:
+  const calc::Calculation& calc_;
+  int stage_;
+};
+
+} // namespace
+
+Fission register_fit_fission(const calc::Calculation& calc, int stage, int budget) {
+  const calc::Stage& s = calc.stages.at(std::size_t(stage));
+  const Fissioner f(calc, stage);
+  Fission out;
+  std::set<NodeId> available;
+  std::vector<NodeId> temporaries;
+  for (int st = 0; st < int(s.stores.size()); ++st)
+    out.fits = f.extract(st, budget, available, temporaries) && out.fits;
+
+  // Temporaries' kernels, merged while they fit, each launched after those whose temporaries
+  // it loads.
+  std::vector<std::vector<NodeId>> temporary_groups;
+  for (NodeId t : temporaries) temporary_groups.push_back({t});
+  temporary_groups = f.merge(temporary_groups, budget, available);
+  for (std::size_t i : f.launch_order(temporary_groups, available)) {
+    const std::vector<NodeId>& g = temporary_groups[i];
+    FissionKernel k;
+    k.temporaries = g;
+    std::sort(k.temporaries.begin(), k.temporaries.end());
+    k.live_values = f.live(k.temporaries, available);
+    out.fits = out.fits && k.live_values <= budget;
+    out.kernels.push_back(std::move(k));
+  }
+
+  // A temporary merged into the kernel of one that uses it is computed there and loaded by no
+  // one: it stays a value of that kernel, not a stored array.
+  std::set<NodeId> loaded_somewhere;
+  for (const FissionKernel& k : out.kernels) {
+    std::set<NodeId> others = available;
+    for (NodeId t : k.temporaries) others.erase(t);
+    std::vector<NodeId> loaded;
+    calc::evaluated_nodes(calc.dag, k.temporaries, others, loaded);
+    loaded_somewhere.insert(loaded.begin(), loaded.end());
+  }
+  std::vector<std::vector<NodeId>> store_groups;
+  for (int st = 0; st < int(s.stores.size()); ++st) store_groups.push_back({f.value(st)});
+  store_groups = f.merge(store_groups, budget, available);
+  for (const auto& g : store_groups) {
+    std::vector<NodeId> loaded;
+    calc::evaluated_nodes(calc.dag, g, available, loaded);
+    loaded_somewhere.insert(loaded.begin(), loaded.end());
+  }
+  for (FissionKernel& k : out.kernels) {
+    const auto unused = [&](NodeId t) { return loaded_somewhere.count(t) == 0; };
+    if (std::none_of(k.temporaries.begin(), k.temporaries.end(), unused)) continue;
+    k.temporaries.erase(std::remove_if(k.temporaries.begin(), k.temporaries.end(), unused),
+                        k.temporaries.end());
+    available = [&] {
+      std::set<NodeId> a;
+      for (const FissionKernel& other : out.kernels)
+        a.insert(other.temporaries.begin(), other.temporaries.end());
+      return a;
+    }();
+  }
+  out.kernels.erase(std::remove_if(out.kernels.begin(), out.kernels.end(),
+                                   [](const FissionKernel& k) { return k.temporaries.empty(); }),
+                    out.kernels.end());
+  for (FissionKernel& k : out.kernels) k.live_values = f.live(k.temporaries, available);
+
+  // Stores' kernels, with every temporary available.
+  for (const auto& g : store_groups) {
+    FissionKernel k;
+    for (int st = 0; st < int(s.stores.size()); ++st)
+      if (std::find(g.begin(), g.end(), f.value(st)) != g.end() &&
+          std::find(k.stores.begin(), k.stores.end(), st) == k.stores.end())
+        k.stores.push_back(st);
+    k.live_values = f.live(g, available);
+    out.kernels.push_back(std::move(k));
+  }
+  return out;
+}
+
+calc::Mapping register_fit_mapping(const calc::Calculation& calc, int budget) {
+  const calc::Mapping plain = calc::default_mapping(calc);
+  calc::Mapping out;
+  for (int stage = 0; stage < int(calc.stages.size()); ++stage)
+    for (const FissionKernel& k : register_fit_fission(calc, stage, budget).kernels) {
+      calc::KernelMapping km = plain.kernels.at(std::size_t(stage));
+      km.stores = k.stores;
+      km.temporaries = k.temporaries;
+      km.buffering.clear();
+      out.kernels.push_back(std::move(km));
+    }
+  return out;
+}
+
+} // namespace saguaro::mapper

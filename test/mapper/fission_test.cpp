@@ -1,0 +1,92 @@
+// Register-fit fission (mapper/fission.hpp): kernels that fit the live-value budget, valid as
+// a mapping, for BSSN's right-hand side (which does not fit one kernel) at fd orders 4 and 8;
+// one kernel where one fits; and the mapper hands the fission to the empirical finish.
+#include "mapper/fission.hpp"
+#include "mapper/mapper.hpp"
+#include "mapper/run_plan.hpp"
+#include "mapper_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace saguaro::mapper {
+namespace {
+
+const calc::Calculation& named(const calc::Program& program, const std::string& name) {
+  for (const calc::Calculation& c : program.calculations)
+    if (c.name == name) return c;
+  throw std::runtime_error("no calculation " + name);
+}
+
+TEST(Fission, BudgetFromTheRegisterFile) {
+  EXPECT_EQ(live_value_budget(255), 110); // 255 registers less 35 for addresses, 2 per double
+  EXPECT_EQ(live_value_budget(63), 14);
+  EXPECT_EQ(live_value_budget(0), 8); // never below a kernel's minimum
+}
+
+TEST(Fission, BssnRightHandSideSplitsIntoKernelsThatFit) {
+  for (int order : {4, 8}) {
+    SCOPED_TRACE("fd order " + std::to_string(order));
+    const calc::Program program = test::lower_file("par/bssn/bssn.edl", order);
+    const calc::Calculation& rhs = named(program, "bssn_rhs");
+    const int budget = live_value_budget(255);
+    // One kernel keeps far more alive than registers hold (the reason it spills).
+    const calc::KernelPlan whole = calc::plan_kernels(rhs, calc::default_mapping(rhs)).at(0);
+    EXPECT_GT(calc::max_live_values(rhs.dag, whole), 2 * budget);
+
+    const Fission f = register_fit_fission(rhs, 0, budget);
+    EXPECT_TRUE(f.fits);
+    ASSERT_GE(f.kernels.size(), 3u);
+    std::multiset<int> stores;
+    std::size_t temporaries = 0;
+    for (const FissionKernel& k : f.kernels) {
+      EXPECT_LE(k.live_values, budget);
+      EXPECT_GT(k.live_values, 0);
+      stores.insert(k.stores.begin(), k.stores.end());
+      temporaries += k.temporaries.size();
+    }
+    EXPECT_EQ(stores.size(), rhs.stages[0].stores.size()); // every store once
+    EXPECT_EQ(std::set<int>(stores.begin(), stores.end()).size(), stores.size());
+    EXPECT_GT(temporaries, 0u); // the At_ij equations need their sources stored
+
+    // As a mapping it holds (order, temporaries made before they are read), and each of its
+    // kernels' plans counts what the fission counted.
+    const calc::Mapping m = register_fit_mapping(rhs, budget);
+    ASSERT_EQ(m.kernels.size(), f.kernels.size());
+    const std::vector<calc::KernelPlan> plans = calc::plan_kernels(rhs, m);
+    for (std::size_t k = 0; k < plans.size(); ++k)
+      EXPECT_EQ(calc::max_live_values(rhs.dag, plans[k]), f.kernels[k].live_values) << k;
+  }
+}
+
+TEST(Fission, WhatFitsStaysOneKernel) {
+  const calc::Program program = test::lower_file("par/wave.edl", 4);
+  for (const calc::Calculation& c : program.calculations) {
+    const Fission f = register_fit_fission(c, 0, live_value_budget(255));
+    EXPECT_TRUE(f.fits);
+    EXPECT_EQ(f.kernels.size(), 1u) << c.name;
+    const MapResult r = map_calculation(c, test::device("h100"));
+    EXPECT_TRUE(r.register_fits.empty()) << c.name;
+  }
+}
+
+TEST(Fission, TheEmpiricalFinishTimesIt) {
+  const calc::Program program = test::lower_file("par/bssn/bssn.edl", 4);
+  const calc::Calculation& rhs = named(program, "bssn_rhs");
+  const MapResult r = map_calculation(rhs, test::device("h100"));
+  ASSERT_GE(r.register_fits.size(), 2u);
+  EXPECT_EQ(r.register_fits[0].origin, "register-fit fission (110 live values)");
+  const std::vector<calc::Mapping> timed = finish_candidates(rhs, r, calc::default_mapping(rhs), 4);
+  for (const PricedMapping& m : r.register_fits) {
+    EXPECT_GE(m.mapping.kernels.size(), 3u);
+    EXPECT_NO_THROW(calc::plan_kernels(rhs, m.mapping));
+    EXPECT_EQ(std::count(timed.begin(), timed.end(), m.mapping), 1);
+  }
+  EXPECT_EQ(timed.front(), r.best.mapping);
+  // Not when the finish is off (one candidate: the model's).
+  EXPECT_EQ(finish_candidates(rhs, r, calc::default_mapping(rhs), 1).size(), 3u);
+}
+
+} // namespace
+} // namespace saguaro::mapper
