@@ -94,10 +94,9 @@ std::vector<NodeId> evaluation_order(const Dag& dag, const KernelPlan& plan) {
 int max_live_values(const Dag& dag, const std::vector<NodeId>& order) {
   // Each value dies at its last use: the last value of `order` that takes it as a child, or
   // its own store (a root's, right after it).
-  std::vector<std::size_t> position(dag.size(), 0), last(dag.size(), 0);
+  std::vector<std::size_t> last(dag.size(), 0);
   std::vector<char> present(dag.size(), 0);
   for (std::size_t i = 0; i < order.size(); ++i) {
-    position[order[i]] = i;
     present[order[i]] = 1;
     last[order[i]] = i;
   }

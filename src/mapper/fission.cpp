@@ -155,65 +155,46 @@ Fission register_fit_fission(const calc::Calculation& calc, int stage, int budge
     out.fits = f.extract(st, budget, available, temporaries) && out.fits;
 
   // Temporaries' kernels, merged while they fit, each launched after those whose temporaries
-  // it loads.
+  // it loads; stores' kernels merged while they fit, with every temporary available.
   std::vector<std::vector<NodeId>> temporary_groups;
   for (NodeId t : temporaries) temporary_groups.push_back({t});
   temporary_groups = f.merge(temporary_groups, budget, available);
-  for (std::size_t i : f.launch_order(temporary_groups, available)) {
-    const std::vector<NodeId>& g = temporary_groups[i];
-    FissionKernel k;
-    k.temporaries = g;
-    std::sort(k.temporaries.begin(), k.temporaries.end());
-    k.live_values = f.live(k.temporaries, available);
-    out.fits = out.fits && k.live_values <= budget;
-    out.kernels.push_back(std::move(k));
-  }
+  std::vector<std::vector<NodeId>> store_groups;
+  for (int st = 0; st < int(s.stores.size()); ++st) store_groups.push_back({f.value(st)});
+  store_groups = f.merge(store_groups, budget, available);
 
   // A temporary merged into the kernel of one that uses it is computed there and loaded by no
   // one: it stays a value of that kernel, not a stored array.
   std::set<NodeId> loaded_somewhere;
-  for (const FissionKernel& k : out.kernels) {
+  auto note_loads = [&](const std::vector<NodeId>& roots) {
     std::set<NodeId> others = available;
-    for (NodeId t : k.temporaries) others.erase(t);
+    for (NodeId r : roots) others.erase(r);
     std::vector<NodeId> loaded;
-    calc::evaluated_nodes(calc.dag, k.temporaries, others, loaded);
+    calc::evaluated_nodes(calc.dag, roots, others, loaded);
     loaded_somewhere.insert(loaded.begin(), loaded.end());
+  };
+  for (const auto& g : temporary_groups) note_loads(g);
+  for (const auto& g : store_groups) note_loads(g);
+  std::set<NodeId> stored;
+  for (std::size_t i : f.launch_order(temporary_groups, available)) {
+    FissionKernel k;
+    for (NodeId t : temporary_groups[i])
+      if (loaded_somewhere.count(t)) k.temporaries.push_back(t);
+    if (k.temporaries.empty()) continue;
+    std::sort(k.temporaries.begin(), k.temporaries.end());
+    stored.insert(k.temporaries.begin(), k.temporaries.end());
+    out.kernels.push_back(std::move(k));
   }
-  std::vector<std::vector<NodeId>> store_groups;
-  for (int st = 0; st < int(s.stores.size()); ++st) store_groups.push_back({f.value(st)});
-  store_groups = f.merge(store_groups, budget, available);
-  for (const auto& g : store_groups) {
-    std::vector<NodeId> loaded;
-    calc::evaluated_nodes(calc.dag, g, available, loaded);
-    loaded_somewhere.insert(loaded.begin(), loaded.end());
-  }
-  for (FissionKernel& k : out.kernels) {
-    const auto unused = [&](NodeId t) { return loaded_somewhere.count(t) == 0; };
-    if (std::none_of(k.temporaries.begin(), k.temporaries.end(), unused)) continue;
-    k.temporaries.erase(std::remove_if(k.temporaries.begin(), k.temporaries.end(), unused),
-                        k.temporaries.end());
-    available = [&] {
-      std::set<NodeId> a;
-      for (const FissionKernel& other : out.kernels)
-        a.insert(other.temporaries.begin(), other.temporaries.end());
-      return a;
-    }();
-  }
-  out.kernels.erase(std::remove_if(out.kernels.begin(), out.kernels.end(),
-                                   [](const FissionKernel& k) { return k.temporaries.empty(); }),
-                    out.kernels.end());
-  for (FissionKernel& k : out.kernels) k.live_values = f.live(k.temporaries, available);
+  for (FissionKernel& k : out.kernels) k.live_values = f.live(k.temporaries, stored);
 
-  // Stores' kernels, with every temporary available.
   for (const auto& g : store_groups) {
     FissionKernel k;
     for (int st = 0; st < int(s.stores.size()); ++st)
-      if (std::find(g.begin(), g.end(), f.value(st)) != g.end() &&
-          std::find(k.stores.begin(), k.stores.end(), st) == k.stores.end())
-        k.stores.push_back(st);
-    k.live_values = f.live(g, available);
+      if (std::find(g.begin(), g.end(), f.value(st)) != g.end()) k.stores.push_back(st);
+    k.live_values = f.live(g, stored);
     out.kernels.push_back(std::move(k));
   }
+  for (const FissionKernel& k : out.kernels) out.fits = out.fits && k.live_values <= budget;
   return out;
 }
 

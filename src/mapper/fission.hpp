@@ -35,7 +35,7 @@ struct FissionKernel {
 
 struct Fission {
   std::vector<FissionKernel> kernels; // launch order: temporaries' kernels first
-  bool fits = true;                   // false when some store or temporary alone exceeds the budget
+  bool fits = true; // false when a kernel exceeds the budget (a store or temporary alone does)
 };
 
 // Live values a kernel of a GPU with `max_registers_per_thread` can hold without spilling: two

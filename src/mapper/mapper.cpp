@@ -48,8 +48,6 @@ constexpr std::size_t kCoarseFromOneKernel = 3, kCoarseFromOneStore = 2;
 // best by coarse price); the others are dropped.
 constexpr std::size_t kFullyPricedPartitions = 4;
 
-const char* const kRegisterFitOrigin = "register-fit fission";
-
 // The nodes `root`'s value is computed from, itself included.
 std::vector<NodeId> cone(const calc::Dag& dag, NodeId root) {
   std::vector<NodeId> none;
@@ -816,7 +814,6 @@ MapResult map_calculation(const calc::Calculation& calc, const model::Device& de
         for (auto& [p, t] : search.covers(stage, temporaries))
           found.push_back({t, std::move(p), fmt::format("ILP cover {}", ++c)});
         search.clear_budget();
-
         budget_left -= search.work() - stage_start;
       }
       std::stable_sort(found.begin(), found.end(), [](const auto& x, const auto& y) {
@@ -873,8 +870,8 @@ MapResult map_calculation(const calc::Calculation& calc, const model::Device& de
         continue;
       result.runners_up.push_back(std::move(others[i]));
     }
-    // The register-fit fission for the empirical finish, whatever the model thinks of it (its
-    // register estimate does not see what fission saves: model.hpp). Unbuffered, at the
+    // The register-fit fissions for the empirical finish, whatever the model thinks of them
+    // (its register estimate does not see what fission saves: model.hpp). Unbuffered, at the
     // default block configuration: the shape whose live values the fission counted (the
     // model's strategies add register pipelines and planes, and its kernels then spilled:
     // H100, 2026-11-25, 64 ms against 32 ms unbuffered).
@@ -888,7 +885,7 @@ MapResult map_calculation(const calc::Calculation& calc, const model::Device& de
           continue;
         result.register_fits.push_back(price_mapping(calc, m, device, options));
         result.register_fits.back().origin =
-            fmt::format("{} ({} live values)", kRegisterFitOrigin, budget);
+            fmt::format("register-fit fission ({} live values)", budget);
       }
     result.stats = search.stats;
   }

@@ -43,7 +43,6 @@
 #include "model/model.hpp"
 
 #include <array>
-#include <optional>
 #include <string>
 #include <vector>
 
