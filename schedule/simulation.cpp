@@ -113,7 +113,8 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
   const schedule::Integrator& integrator =
       schedule::find_integrator(reg.get_keyword("MoL", "ODE_Method"));
   folding_ = schedule::fold_step(setup_.program, integrator, rhs_names,
-                                 reg.get_keyword("Saguaro", "fold_updates"), ghosts_refilled);
+                                 reg.get_keyword("Saguaro", "fold_updates"), ghosts_refilled,
+                                 backend_->description().mapped_by_model);
   setup_.fixed_mappings.resize(program.calculations.size());
 
   // Storage: the thorn's variables, right-hand sides and intermediates, and the integrator's

@@ -15,8 +15,11 @@ namespace saguaro::schedule {
 namespace {
 
 // Above this many operations a right-hand side is bound by arithmetic (BSSN: ~6,700 flops a
-// point), the combinations' traffic is a small part of its step, and compiling two more forms
-// of it would take tens of seconds: "auto" leaves it plain.
+// point); on the host its combinations' traffic is a small part of its step, and compiling two
+// more forms of it would take a minute: "auto" leaves it plain there. On a GPU it is split into
+// kernels that fit the registers (mapper/fission.hpp), its combinations took 17% of BSSN's step
+// (H100, 256^3: 29 of 170 ms) and its folded forms take the plain form's kernels, compiled in
+// parallel: "auto" folds it (fold_step's `fold_large`).
 constexpr std::size_t kAutoFoldLimit = 2000;
 
 // A stage's form: its combinations' registers, not their coefficients.
@@ -41,7 +44,7 @@ std::string StepFolding::register_field(const Integrator& integrator, int reg,
 
 StepFolding fold_step(calc::Program& program, const Integrator& integrator,
                       const std::vector<std::string>& rhs_fields, const std::string& mode,
-                      bool ghosts_refilled) {
+                      bool ghosts_refilled, bool fold_large) {
   StepFolding out;
   out.first_coefficient = int(program.parameters.size());
   if (mode == "no") {
@@ -75,7 +78,7 @@ StepFolding fold_step(calc::Program& program, const Integrator& integrator,
       if (stored && !read) produces.push_back(int(v));
     }
     if (produces.empty()) continue;
-    if (mode == "auto" && c.node_count > kAutoFoldLimit) {
+    if (mode == "auto" && !fold_large && c.node_count > kAutoFoldLimit) {
       large.push_back(c.name);
       continue;
     }
@@ -110,6 +113,8 @@ StepFolding fold_step(calc::Program& program, const Integrator& integrator,
         folds.push_back(std::move(fold));
       }
       program.calculations.push_back(calc::fold_stores(c, folds, c.name));
+      program.folded_forms[program.calculations.size() - 1] =
+          calc::folded_form(ci, c, program.calculations.back(), folds);
       forms[s + 1] = int(program.calculations.size()) - 1;
       by_form[key] = forms[s + 1];
     }

@@ -42,9 +42,12 @@ struct StepFolding {
 
 // Adds the folded forms (and the coefficient parameters) to `program`; `rhs_fields[v]` is the
 // right-hand side's grid function of program.evolved[v]. `mode` is Saguaro::fold_updates;
-// `ghosts_refilled` says whether every outer face of the grid is periodic or flat.
+// `ghosts_refilled` says whether every outer face of the grid is periodic or flat; `fold_large`
+// whether "auto" folds right-hand sides of more than 2000 operations too (the host: on a
+// backend whose mappings the model chooses). Each folded form is recorded in
+// program.folded_forms: the mapper gives it its plain form's kernels (calc::fold_mapping).
 StepFolding fold_step(calc::Program& program, const Integrator& integrator,
                       const std::vector<std::string>& rhs_fields, const std::string& mode,
-                      bool ghosts_refilled);
+                      bool ghosts_refilled, bool fold_large);
 
 } // namespace saguaro::schedule

@@ -129,6 +129,15 @@ struct RegionSplit {
 RegionSplit split_region(const Region& region, const Margin& margin,
                          const std::array<std::array<bool, 2>, 3>& faces);
 
+// A calculation made from another of the program by folding combinations into its stores
+// (calc/fold.hpp; the host's step folding adds them): the one it folds, and per store of that
+// one's last stage the stores of this one's last stage that take its place (the same store, or
+// the fold's targets).
+struct FoldedForm {
+  std::size_t plain = 0;
+  std::vector<std::vector<int>> stores;
+};
+
 struct Program {
   std::string thorn;
   std::string implements;
@@ -140,6 +149,7 @@ struct Program {
   std::map<std::string, std::vector<std::string>> groups;  // group -> components
   std::map<std::string, std::vector<std::string>> tensors; // tensor variable -> components
   std::vector<Calculation> calculations;
+  std::map<std::size_t, FoldedForm> folded_forms; // calculations index -> how it was made
   int fd_order = 4;
 };
 

@@ -75,4 +75,50 @@ Calculation fold_stores(const Calculation& calc, const std::vector<FoldedStore>&
   return c;
 }
 
+FoldedForm folded_form(std::size_t plain_index, const Calculation& plain, const Calculation& folded,
+                       const std::vector<FoldedStore>& folds) {
+  FoldedForm form;
+  form.plain = plain_index;
+  const std::vector<Store>& before = plain.stages.back().stores;
+  const std::vector<Store>& after = folded.stages.back().stores;
+  auto stores_of = [&](const std::string& grid_function) {
+    const int gf = folded.find_grid_function(grid_function);
+    for (std::size_t j = 0; j < after.size(); ++j)
+      if (after[j].grid_function == gf) return int(j);
+    throw std::invalid_argument(
+        fmt::format("fold: {} does not store {}", folded.name, grid_function));
+  };
+  for (const Store& s : before) {
+    const std::string& name = plain.grid_functions[std::size_t(s.grid_function)].name;
+    std::vector<int> replacing;
+    auto fold = std::find_if(folds.begin(), folds.end(),
+                             [&](const FoldedStore& f) { return f.replaced == name; });
+    if (fold == folds.end())
+      replacing.push_back(stores_of(name));
+    else
+      for (const FoldedStore::Target& t : fold->targets)
+        replacing.push_back(stores_of(t.grid_function));
+    form.stores.push_back(std::move(replacing));
+  }
+  return form;
+}
+
+Mapping fold_mapping(const FoldedForm& form, const Calculation& plain, const Mapping& mapping) {
+  const int last = int(plain.stages.size()) - 1;
+  Mapping out = mapping;
+  for (KernelMapping& k : out.kernels) {
+    if (k.stage != last) continue;
+    std::vector<int> stores;
+    for (int s : k.stores) {
+      if (s < 0 || std::size_t(s) >= form.stores.size())
+        throw MappingError(fmt::format("fold: a kernel of {} stores store {} of {}", plain.name, s,
+                                       form.stores.size()));
+      const std::vector<int>& replacing = form.stores[std::size_t(s)];
+      stores.insert(stores.end(), replacing.begin(), replacing.end());
+    }
+    k.stores = std::move(stores);
+  }
+  return out;
+}
+
 } // namespace saguaro::calc

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "calc/calculation.hpp"
+#include "calc/mapping.hpp"
 
 #include <string>
 #include <vector>
@@ -32,5 +33,16 @@ struct FoldedStore {
 // the calculation reads away from the point, or when a calculation reads a replaced one.
 Calculation fold_stores(const Calculation& calc, const std::vector<FoldedStore>& folds,
                         const std::string& name);
+
+// How `folded` (fold_stores(plain, folds, ...)) relates to `plain`, for Program::folded_forms.
+FoldedForm folded_form(std::size_t plain_index, const Calculation& plain, const Calculation& folded,
+                       const std::vector<FoldedStore>& folds);
+
+// The folded form's mapping made from its plain form's: the same kernels (stores, temporaries,
+// block, buffering), each that stored a replaced grid function storing the targets instead. A
+// fold adds a few loads and stores at the point to the kernels that store k, so the partition
+// and blocks chosen for the plain form serve its folded forms: they are not searched or timed
+// again (a right-hand side like BSSN's would otherwise triple its start-up).
+Mapping fold_mapping(const FoldedForm& form, const Calculation& plain, const Mapping& mapping);
 
 } // namespace saguaro::calc

@@ -1,5 +1,6 @@
 #include "mapper/run_plan.hpp"
 
+#include "calc/fold.hpp"
 #include "mapper/code_version.hpp"
 #include "mapper/mapper.hpp"
 #include "mapper/mapping_file.hpp"
@@ -42,6 +43,19 @@ std::vector<calc::BlockConfig> blocks(const calc::Mapping& m) {
   std::vector<calc::BlockConfig> out;
   for (const calc::KernelMapping& k : m.kernels) out.push_back(k.block);
   return out;
+}
+
+RunPlan choose_mappings(const calc::Program& program, const MappingRequest& request,
+                        const Broadcast& broadcast);
+
+// Every folded form takes its plain form's kernels (calc::fold_mapping), whatever chose them.
+void follow_plain_forms(const calc::Program& program, RunPlan& plan) {
+  for (const auto& [folded, form] : program.folded_forms) {
+    CalculationPlan& p = plan.calculations.at(folded);
+    p.mapping = calc::fold_mapping(form, program.calculations.at(form.plain),
+                                   plan.calculations.at(form.plain).mapping);
+    p.candidates.clear();
+  }
 }
 
 // The method word of the empirical finish's verdicts: everything a verdict depends on beyond
@@ -91,10 +105,14 @@ std::string search_on_root(const calc::Program& program, const MappingRequest& r
     const calc::Calculation& c = program.calculations[i];
     std::vector<calc::Mapping> chosen;
     std::string how;
-    // A cached verdict (or, without the empirical finish, a cached choice) ends the search.
-    if (auto hit = request.mapping_cache
-                       ? cache.lookup(program, c, *device, options.grid, cache_word)
-                       : std::nullopt) {
+    if (auto form = program.folded_forms.find(i); form != program.folded_forms.end()) {
+      const std::size_t plain = form->second.plain;
+      chosen.push_back(calc::fold_mapping(form->second, program.calculations.at(plain),
+                                          per_calculation.at(plain).front()));
+      how = fmt::format("the kernels of {}, folded", program.calculations.at(plain).name);
+    } else if (auto hit = request.mapping_cache // a cached verdict or choice ends the search
+                              ? cache.lookup(program, c, *device, options.grid, cache_word)
+                              : std::nullopt) {
       chosen.push_back(*hit);
       how = verify ? "the empirical finish's verdict, from the mapping cache: nothing timed"
                    : "from the mapping cache";
@@ -184,8 +202,18 @@ std::string to_string(const calc::Program& program, const RunPlan& plan) {
 //            on every rank: rank 0 maps and broadcasts its choice (and Saguaro::mapper_verify's
 //            candidates) as mapping-file text. Other backends run the default partition: the
 //            model is a GPU model.
+//   Folded forms (calc::Program::folded_forms) take their plain form's kernels, whichever chose.
 RunPlan plan_mappings(const calc::Program& program, const MappingRequest& request,
                       const Broadcast& broadcast) {
+  RunPlan plan = choose_mappings(program, request, broadcast);
+  follow_plain_forms(program, plan);
+  return plan;
+}
+
+namespace {
+
+RunPlan choose_mappings(const calc::Program& program, const MappingRequest& request,
+                        const Broadcast& broadcast) {
   RunPlan plan;
   for (std::size_t i = 0; i < program.calculations.size(); ++i) {
     CalculationPlan p;
@@ -237,6 +265,8 @@ RunPlan plan_mappings(const calc::Program& program, const MappingRequest& reques
   }
   return plan;
 }
+
+} // namespace
 
 void plan_launches(const calc::Program& program, const ExchangeRequest& request,
                    const Broadcast& broadcast, RunPlan& plan) {
@@ -370,6 +400,7 @@ std::vector<std::string> verify_candidates(const calc::Program& program, const T
     plan.log.push_back(line);
     lines.push_back(line);
   }
+  follow_plain_forms(program, plan);
   return lines;
 }
 

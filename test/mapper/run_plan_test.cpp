@@ -2,6 +2,8 @@
 // recorded, or replaced by another rank's view) and a fake timer decide what a run would.
 #include "mapper/run_plan.hpp"
 
+#include "calc/fold.hpp"
+
 #include "mapper/mapping_file.hpp"
 #include "mapper_support.hpp"
 
@@ -188,6 +190,55 @@ TEST(RunPlan, VerificationKeepsTheFastestCandidate) {
   EXPECT_EQ(plan.log.back(), lines[0]);
   EXPECT_THAT(to_string(wave(), plan), HasSubstr("candidate 1: "));
   EXPECT_THAT(to_string(wave(), plan), HasSubstr("1.000 ms (kept)"));
+}
+
+// wave() with wave_rhs's pirhs folded into a stage combination (as schedule::fold_step does).
+calc::Program wave_with_a_folded_form() {
+  calc::Program p = wave();
+  const std::size_t plain = 1;
+  const calc::Calculation rhs = p.calculations[plain];
+  calc::FoldedStore fold;
+  fold.replaced = "pirhs";
+  const int c0 = int(p.parameters.size());
+  fold.targets = {{"pi_acc", {{c0, "pi_acc"}, {c0 + 1, ""}}}};
+  p.calculations.push_back(calc::fold_stores(rhs, {fold}, "wave_rhs (stage 2)"));
+  p.folded_forms[p.calculations.size() - 1] =
+      calc::folded_form(plain, rhs, p.calculations.back(), {fold});
+  p.parameters.resize(p.parameters.size() + 2);
+  return p;
+}
+
+TEST(RunPlan, AFoldedFormFollowsItsPlainFormThroughTheFinish) {
+  const calc::Program program = wave_with_a_folded_form();
+  const std::size_t folded = program.calculations.size() - 1;
+  const calc::FoldedForm& form = program.folded_forms.at(folded);
+  const calc::Calculation& rhs = program.calculations[1];
+  MappingRequest r;
+  r.defaults = defaults(program);
+  FakeBroadcast b;
+  RunPlan plan = plan_mappings(program, r, b.fn());
+  EXPECT_EQ(plan.calculations[folded].mapping,
+            calc::fold_mapping(form, rhs, plan.calculations[1].mapping));
+
+  calc::Mapping faster = plan.calculations[1].mapping;
+  faster.kernels[0].block.tx = 64;
+  plan.calculations[1].candidates = {plan.calculations[1].mapping, faster};
+  std::vector<std::size_t> timed;
+  verify_candidates(
+      program,
+      [&](std::size_t i, const std::vector<calc::Mapping>& list) {
+        timed.push_back(i);
+        EXPECT_EQ(list.size(), 2u);
+        return std::vector<double>{2e-3, 1e-3};
+      },
+      plan);
+  EXPECT_EQ(timed, std::vector<std::size_t>{1}); // the folded form is not timed
+  const calc::Mapping& kept = plan.calculations[1].mapping;
+  EXPECT_EQ(kept, faster);
+  EXPECT_EQ(plan.calculations[folded].mapping, calc::fold_mapping(form, rhs, kept));
+  EXPECT_EQ(plan.calculations[folded].mapping.kernels[0].block, kept.kernels[0].block);
+  EXPECT_NO_THROW(
+      calc::plan_kernels(program.calculations[folded], plan.calculations[folded].mapping));
 }
 
 TEST(RunPlan, FinishCandidatesHoldAnotherStructureTheDefaultAndOnePerPoint) {

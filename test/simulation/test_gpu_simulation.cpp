@@ -97,7 +97,9 @@ INSTANTIATE_TEST_SUITE_P(
 // amplitude 0.1 under the default gauge (1+log slicing, Gamma-driver shift, so the shift and
 // its advection terms come alive), with Kreiss-Oliger dissipation, under the default mapping,
 // the model's and the register-fit fission (mapper/fission.hpp; the empirical finish's
-// candidate of another structure). Every grid function to 1e-11 relative.
+// candidate of another structure), each with the stage combinations folded into the kernels that
+// store the right-hand sides (Saguaro::fold_updates = "auto" folds BSSN on a GPU; the CPU run
+// is plain). Every grid function to 1e-11 relative.
 TEST(GpuMatchesCpuBssn, GaugeWaveAfterTenSteps) {
   std::string why;
   if (!runtime::cuda::available(&why)) GTEST_SKIP() << "no GPU: " << why;

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace saguaro::test {
@@ -74,6 +75,59 @@ TEST(FoldStores, CombinationsAtTheStoreEqualThePlainStoreThenTheCombinations) {
         EXPECT_NEAR(fused.at(acc, x, y, z), c[0] * before.at(acc, x, y, z) + c[1] * kv, 1e-12);
         EXPECT_NEAR(fused.at(y1, x, y, z), c[2] * before.at(y0, x, y, z) + c[3] * kv, 1e-12);
       }
+}
+
+// A folded form's mapping is its plain form's: the kernel that stored k stores the fold's
+// targets, every other choice (partition, block, buffering) unchanged, and it plans.
+TEST(FoldStores, AFoldedFormTakesThePlainFormsKernels) {
+  const calc::Program prog = lower_text(kWave, 4);
+  const calc::Calculation& rhs = prog.calculations.at(0);
+  const int p0 = int(prog.parameters.size());
+  FoldedStore fold;
+  fold.replaced = "pirhs";
+  fold.targets = {{"pi_acc", {{p0, "pi_acc"}, {p0 + 1, ""}}},
+                  {"pi_y1", {{p0 + 2, "pi_y0"}, {p0 + 3, ""}}}};
+  const calc::Calculation folded = calc::fold_stores(rhs, {fold}, "rhs (stage 2)");
+  const calc::FoldedForm form = calc::folded_form(7, rhs, folded, {fold});
+  EXPECT_EQ(form.plain, 7u);
+
+  // Two kernels, one store each, the second buffering phi in shared memory.
+  const calc::Stage& stage = rhs.stages.back();
+  ASSERT_EQ(stage.stores.size(), 2u);
+  calc::Mapping plain;
+  for (int s = 0; s < 2; ++s) {
+    calc::KernelMapping k;
+    k.stores = {s};
+    k.block = {2, 64, 4, 2 + s};
+    plain.kernels.push_back(k);
+  }
+  const int phi = rhs.find_grid_function("phi");
+  plain.kernels[1].buffering[phi] = calc::Buffering::Shared;
+  const calc::Mapping m = calc::fold_mapping(form, rhs, plain);
+  ASSERT_EQ(m.kernels.size(), 2u);
+  auto stored = [&](const calc::KernelMapping& k) {
+    std::vector<std::string> names;
+    for (int s : k.stores)
+      names.push_back(folded
+                          .grid_functions[std::size_t(
+                              folded.stages.back().stores[std::size_t(s)].grid_function)]
+                          .name);
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  const std::string k0 = rhs.grid_functions[std::size_t(stage.stores[0].grid_function)].name;
+  const std::string k1 = rhs.grid_functions[std::size_t(stage.stores[1].grid_function)].name;
+  const std::vector<std::string> pi_targets{"pi_acc", "pi_y1"};
+  EXPECT_EQ(stored(m.kernels[0]), k0 == "pirhs" ? pi_targets : std::vector<std::string>{k0});
+  EXPECT_EQ(stored(m.kernels[1]), k1 == "pirhs" ? pi_targets : std::vector<std::string>{k1});
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_EQ(m.kernels[std::size_t(k)].block, plain.kernels[std::size_t(k)].block);
+    EXPECT_EQ(m.kernels[std::size_t(k)].buffering, plain.kernels[std::size_t(k)].buffering);
+  }
+  EXPECT_NO_THROW(calc::plan_kernels(folded, m));
+  // A mapping of another calculation does not fold.
+  plain.kernels[1].stores = {5};
+  EXPECT_THROW(calc::fold_mapping(form, rhs, plain), calc::MappingError);
 }
 
 TEST(FoldStores, RefusesWhatWouldChangeTheResult) {
