@@ -145,7 +145,9 @@ private:
 
 } // namespace
 
-Fission register_fit_fission(const calc::Calculation& calc, int stage, int budget) {
+Fission register_fit_fission(const calc::Calculation& calc, int stage, int budget,
+                             int merge_budget) {
+  if (merge_budget <= 0) merge_budget = budget;
   const calc::Stage& s = calc.stages.at(std::size_t(stage));
   const Fissioner f(calc, stage);
   Fission out;
@@ -158,10 +160,10 @@ Fission register_fit_fission(const calc::Calculation& calc, int stage, int budge
   // it loads; stores' kernels merged while they fit, with every temporary available.
   std::vector<std::vector<NodeId>> temporary_groups;
   for (NodeId t : temporaries) temporary_groups.push_back({t});
-  temporary_groups = f.merge(temporary_groups, budget, available);
+  temporary_groups = f.merge(temporary_groups, merge_budget, available);
   std::vector<std::vector<NodeId>> store_groups;
   for (int st = 0; st < int(s.stores.size()); ++st) store_groups.push_back({f.value(st)});
-  store_groups = f.merge(store_groups, budget, available);
+  store_groups = f.merge(store_groups, merge_budget, available);
 
   // A temporary merged into the kernel of one that uses it is computed there and loaded by no
   // one: it stays a value of that kernel, not a stored array.
@@ -194,15 +196,15 @@ Fission register_fit_fission(const calc::Calculation& calc, int stage, int budge
     k.live_values = f.live(g, stored);
     out.kernels.push_back(std::move(k));
   }
-  for (const FissionKernel& k : out.kernels) out.fits = out.fits && k.live_values <= budget;
+  for (const FissionKernel& k : out.kernels) out.fits = out.fits && k.live_values <= merge_budget;
   return out;
 }
 
-calc::Mapping register_fit_mapping(const calc::Calculation& calc, int budget) {
+calc::Mapping register_fit_mapping(const calc::Calculation& calc, int budget, int merge_budget) {
   const calc::Mapping plain = calc::default_mapping(calc);
   calc::Mapping out;
   for (int stage = 0; stage < int(calc.stages.size()); ++stage)
-    for (const FissionKernel& k : register_fit_fission(calc, stage, budget).kernels) {
+    for (const FissionKernel& k : register_fit_fission(calc, stage, budget, merge_budget).kernels) {
       calc::KernelMapping km = plain.kernels.at(std::size_t(stage));
       km.stores = k.stores;
       km.temporaries = k.temporaries;
@@ -210,6 +212,13 @@ calc::Mapping register_fit_mapping(const calc::Calculation& calc, int budget) {
       out.kernels.push_back(std::move(km));
     }
   return out;
+}
+
+bool too_many_temporaries(const calc::Calculation& calc, const calc::Mapping& mapping) {
+  std::size_t stores = 0, temporaries = 0;
+  for (const calc::Stage& s : calc.stages) stores += s.stores.size();
+  for (const calc::KernelMapping& k : mapping.kernels) temporaries += k.temporaries.size();
+  return temporaries > stores;
 }
 
 } // namespace saguaro::mapper

@@ -45,16 +45,28 @@ struct Fission {
 inline constexpr int kAddressRegisters = 35;
 int live_value_budget(double max_registers_per_thread);
 
-// The budgets the mapper makes fissions at, as fractions of live_value_budget. The greedy's
-// partitions are not better the tighter or the looser the budget (BSSN's RK4 step at 256^3 on
-// the H100, fd order 4, one fission each: 195.6 ms at 110 live values, 211.4 at 100, 248.3 at
-// 90, 169.8 at 80, 209.4 at 70, 217.8 at 60; one kernel 256.5), so the empirical finish times
-// several and keeps the fastest.
-inline constexpr double kFissionBudgets[] = {1.0, 0.9, 0.73, 0.64};
+// The budgets the mapper makes fissions at, as fractions of live_value_budget: temporaries are
+// extracted until every store fits `extract`, then kernels merged while they fit `merge`. The
+// greedy's partitions are not better the tighter or the looser the budget, so the empirical
+// finish times several and keeps the fastest. BSSN's right-hand side at 256^3 on the H100, fd
+// order 4, unbuffered at z 32x8x8, sum of its kernels' medians (one kernel: 56.2 ms;
+// bench/results/2026-11-25-bssn-fold-H100.md):
+//   extract 80 live values, merge to 80: 34.5 ms (9 kernels), 130: 28.4, 140: 27.5 (5 kernels),
+//   150: 28.0, 165: 29.0, 180: 30.0; extract 110, merge to 110: 41.0, 130: 33.8, 150: 39.4,
+//   180: 59.9; extract 60-100, merged to 120-160: 34.2-42.0.
+// Merging past the fit spills a few hundred bytes per thread, but stores and reloads fewer
+// temporaries: that pays, as long as the extracted temporaries are the right ones.
+struct FissionBudget {
+  double extract, merge;
+};
+inline constexpr FissionBudget kFissionBudgets[] = {
+    {0.73, 1.27}, {0.73, 1.36}, {0.73, 0.73}, {1.0, 1.18}};
 
 // The register-fit partition of stage `stage` of `calc` for kernels of at most `budget` live
 // values. Deterministic; a stage that fits in one kernel gives one kernel.
-Fission register_fit_fission(const calc::Calculation& calc, int stage, int budget);
+// Kernels are merged (steps 2 and 3) while they stay within `merge_budget` (<= 0: `budget`).
+Fission register_fit_fission(const calc::Calculation& calc, int stage, int budget,
+                             int merge_budget = 0);
 
 } // namespace saguaro::mapper
 
@@ -63,6 +75,13 @@ namespace saguaro::mapper {
 // Every stage's register-fit partition as a mapping, with the default block configuration and
 // every input unbuffered (the mapper chooses those for the run; tests and `saguaro inspect`
 // take this).
-calc::Mapping register_fit_mapping(const calc::Calculation& calc, int budget);
+calc::Mapping register_fit_mapping(const calc::Calculation& calc, int budget, int merge_budget = 0);
+
+// Whether `mapping` stores more temporaries than `calc`'s stages store grid functions. Such a
+// fission moves more bytes through memory than the calculation writes, and each form of the
+// calculation a run compiles keeps scratch arrays for them: BSSN at fd order 8 (whose
+// derivatives the fission extracts) made 200-217 temporaries, 31 GB at 256^3, and ran the H100
+// out of memory. The mapper does not offer those.
+bool too_many_temporaries(const calc::Calculation& calc, const calc::Mapping& mapping);
 
 } // namespace saguaro::mapper
