@@ -4,8 +4,8 @@
 // mapper did. The host (schedule/simulation*.cpp) builds it in three steps, because each needs
 // what the one before made possible:
 //
-//   plan_mappings     before compiling: Saguaro::mapper's choice (rank 0 maps, every rank
-//                     takes its choice through `broadcast`)
+//   plan_mappings     before compiling: Saguaro::mapper's choice (rank 0 maps, a thread per
+//                     calculation; every rank takes its choice through `broadcast`)
 //   plan_launches     once compiled, with the grid's exchange: interior/shell splits
 //   verify_candidates on the initial data: the candidates timed by the host's `time`, the
 //                     fastest kept (the empirical finish, on by default), and the verdict
