@@ -3,7 +3,10 @@
 
 #include "calc/mapping.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace saguaro::mapper {
@@ -219,6 +222,27 @@ bool too_many_temporaries(const calc::Calculation& calc, const calc::Mapping& ma
   for (const calc::Stage& s : calc.stages) stores += s.stores.size();
   for (const calc::KernelMapping& k : mapping.kernels) temporaries += k.temporaries.size();
   return temporaries > stores;
+}
+
+std::vector<FissionCandidate> register_fit_candidates(const calc::Calculation& calc,
+                                                      double max_registers_per_thread) {
+  const double full = live_value_budget(max_registers_per_thread);
+  std::vector<FissionCandidate> out;
+  for (const FissionBudget& fraction : kFissionBudgets) {
+    const int budget = int(std::lround(fraction.extract * full));
+    const int merge = int(std::lround(fraction.merge * full));
+    calc::Mapping m = register_fit_mapping(calc, budget, merge);
+    auto same = [&](const FissionCandidate& f) { return f.mapping == m; };
+    if (m.kernels.size() <= calc.stages.size() || std::any_of(out.begin(), out.end(), same) ||
+        too_many_temporaries(calc, m))
+      continue;
+    out.push_back(
+        {std::move(m),
+         merge == budget
+             ? fmt::format("register-fit fission ({} live values)", budget)
+             : fmt::format("register-fit fission ({} live values, merged to {})", budget, merge)});
+  }
+  return out;
 }
 
 } // namespace saguaro::mapper

@@ -23,6 +23,7 @@
 #include "calc/calculation.hpp"
 #include "calc/mapping.hpp"
 
+#include <string>
 #include <vector>
 
 namespace saguaro::mapper {
@@ -83,5 +84,15 @@ calc::Mapping register_fit_mapping(const calc::Calculation& calc, int budget, in
 // derivatives the fission extracts) made 200-217 temporaries, 31 GB at 256^3, and ran the H100
 // out of memory. The mapper does not offer those.
 bool too_many_temporaries(const calc::Calculation& calc, const calc::Mapping& mapping);
+
+// The fissions the mapper offers the empirical finish on a GPU of `max_registers_per_thread`:
+// register_fit_mapping at each kFissionBudgets pair (of live_value_budget), in that order,
+// leaving out those that split no stage, repeat an earlier one or store too many temporaries.
+struct FissionCandidate {
+  calc::Mapping mapping;
+  std::string origin; // "register-fit fission (80 live values, merged to 140)"
+};
+std::vector<FissionCandidate> register_fit_candidates(const calc::Calculation& calc,
+                                                      double max_registers_per_thread);
 
 } // namespace saguaro::mapper

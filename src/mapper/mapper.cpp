@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -877,21 +876,11 @@ MapResult map_calculation(const calc::Calculation& calc, const model::Device& de
     // model's strategies add register pipelines and planes, and its kernels then spilled:
     // H100, 2026-11-25, 64 ms against 32 ms unbuffered).
     if (options.partition)
-      for (const FissionBudget& fraction : kFissionBudgets) {
-        const double full = live_value_budget(device.max_registers_per_thread);
-        const int budget = int(std::lround(fraction.extract * full));
-        const int merge = int(std::lround(fraction.merge * full));
-        const calc::Mapping m = register_fit_mapping(calc, budget, merge);
-        auto same = [&](const PricedMapping& p) { return p.mapping == m; };
-        if (m.kernels.size() <= calc.stages.size() || m == result.best.mapping ||
-            std::any_of(result.register_fits.begin(), result.register_fits.end(), same) ||
-            too_many_temporaries(calc, m))
-          continue;
-        result.register_fits.push_back(price_mapping(calc, m, device, options));
-        result.register_fits.back().origin =
-            merge == budget
-                ? fmt::format("register-fit fission ({} live values)", budget)
-                : fmt::format("register-fit fission ({} live values, merged to {})", budget, merge);
+      for (const FissionCandidate& f :
+           register_fit_candidates(calc, device.max_registers_per_thread)) {
+        if (f.mapping == result.best.mapping) continue;
+        result.register_fits.push_back(price_mapping(calc, f.mapping, device, options));
+        result.register_fits.back().origin = f.origin;
       }
     result.stats = search.stats;
   }
