@@ -84,6 +84,12 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
   runtime::BackendOptions options;
   options.cache_dir = reg.get_string("Saguaro", "cache_dir");
   options.verbose = reg.get_bool("Saguaro", "verbose") && rank_ == 0;
+  // Every calculation of the run works on this rank's patch: kernels printed for its layout,
+  // when it is every rank's (otherwise each layout would be compiled on its own rank, and the
+  // ranks of one host would run NVRTC side by side instead of sharing one compile).
+  const grid::Patch& patch = decomposition_->patch();
+  if (decomposition_->same_rows_on_every_rank())
+    options.array_layout = calc::ArrayLayout{patch.pitch(), patch.alloc()[1]};
   backend_ = runtime::make_backend(choice.name, options);
   runtime::ArraySpace& space = backend_->space();
   fields_ = std::make_unique<grid::GridFunctions>(decomposition_->patch(), space);

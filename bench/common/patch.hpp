@@ -24,6 +24,13 @@ namespace saguaro::bench {
 // as a run's grid lays them out (grid::GridSpec::row_alignment): `arrays` gets the allocated
 // pointers (to release), args.fields the arrays' first points. i in the fill above counts the
 // allocated box's points only, so the data do not depend on the padding.
+// The layout of device_patch's arrays (a run's kernels are printed for their patch's layout:
+// runtime::BackendOptions::array_layout).
+inline calc::ArrayLayout patch_layout(const calc::Calculation& calc, int n, int row_alignment = 8) {
+  const int alloc = n + 2 * runtime::required_margin(calc).max();
+  return {runtime::aligned_pitch(alloc, row_alignment), alloc};
+}
+
 inline runtime::KernelArgs device_patch(const calc::Program& program, const calc::Calculation& calc,
                                         int n, runtime::ArraySpace& space,
                                         std::vector<double*>& arrays, const PatchFill& fill = {},

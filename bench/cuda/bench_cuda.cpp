@@ -283,7 +283,9 @@ int main(int argc, char** argv) {
         for (const auto& k : mappings[rhs].kernels)
           for (const auto& [gf, s] : k.buffering) applies = applies || calc::letter(s) == letter;
         if (!applies) continue;
-        auto backend_k = runtime::make_backend("cuda", options);
+        runtime::BackendOptions options_k = options;
+        options_k.array_layout = bench::patch_layout(calc, n); // as a run prints its kernels
+        auto backend_k = runtime::make_backend("cuda", options_k);
         std::vector<std::unique_ptr<runtime::CompiledCalculation>> compiled;
         try {
           compiled = backend_k->compile(program, mappings);

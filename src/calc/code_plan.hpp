@@ -133,6 +133,16 @@ struct CodePlan {
   std::vector<TemporaryArgument> temporaries; // read ones, then written ones
 };
 
+// How the arrays a kernel runs over are laid out, when all of them are one patch's
+// (grid::Patch): `pitch` points between rows, `rows` rows per plane (the allocated y extent).
+// A kernel printed for a layout takes its strides as constants, so each stencil offset is an
+// immediate of its load instead of a 64-bit value held in registers (codegen/cuda.hpp).
+struct ArrayLayout {
+  int pitch = 0;
+  int rows = 0;
+  bool operator==(const ArrayLayout&) const = default;
+};
+
 struct CalculationPlan {
   std::vector<CodePlan> kernels;   // in launch order
   std::vector<NodeId> temporaries; // scratch arrays: temporary_arrays(mapping)

@@ -42,7 +42,26 @@ struct EmitOptions {
   bool ptxas = false;             // CUDA: compile with NVRTC and print ptxas's report
   bool plan = false;              // print the kernel plans instead
   std::string mapping_file;       // a mapping file: its calculations take its mappings
+  std::string array_layout;       // CUDA: "PITCHxROWS", strides as constants ("" = any)
 };
+
+// --array-layout's value: "PITCHxROWS", both positive; nullopt for "".
+std::optional<saguaro::calc::ArrayLayout> parse_array_layout(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  const std::size_t x = text.find('x');
+  saguaro::calc::ArrayLayout layout;
+  try {
+    std::size_t used = 0;
+    layout.pitch = std::stoi(text.substr(0, x), &used);
+    if (x == std::string::npos || used != x) return std::nullopt;
+    layout.rows = std::stoi(text.substr(x + 1), &used);
+    if (used != text.size() - x - 1) return std::nullopt;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (layout.pitch <= 0 || layout.rows <= 0) return std::nullopt;
+  return layout;
+}
 
 // The mappings --buffering and --block ask for, one per calculation; those a --mapping file
 // names take its mapping.
@@ -86,12 +105,13 @@ int emit(const saguaro::calc::Program& program, const EmitOptions& options) {
     return 0;
   }
   const std::vector<calc::Mapping> mappings = option_mappings(program, options);
+  const std::optional<calc::ArrayLayout> layout = parse_array_layout(options.array_layout);
   if (!options.ptxas) {
-    std::cout << codegen::generate_cuda(program, mappings).source;
+    std::cout << codegen::generate_cuda(program, mappings, {}, -1, layout).source;
     return 0;
   }
   // As the CUDA backend compiles it: spilling kernels get the whole register file.
-  const auto both = runtime::cuda::compile_generated(program, mappings, "sm_90");
+  const auto both = runtime::cuda::compile_generated(program, mappings, "sm_90", {}, -1, layout);
   std::cout << both.generated.source;
   std::cout << fmt::format("\n// ptxas (NVRTC {}, sm_90):\n", runtime::cuda::nvrtc_version());
   for (const codegen::CudaKernel& k : both.generated.kernels) {
@@ -293,6 +313,16 @@ int main(int argc, char** argv) {
                    "writes); the calculations it names take its mappings, the others "
                    "--buffering and --block")
       ->check(CLI::ExistingFile);
+  inspect_cmd
+      ->add_option("--array-layout", emit_options.array_layout,
+                   "with --emit cuda: print the kernels for arrays of this row pitch and rows "
+                   "per plane, PITCHxROWS, as a run prints them for its patch (strides as "
+                   "constants; 256^3 at fd order 4: 264x262)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return parse_array_layout(v) ? std::string() : "expected PITCHxROWS, e.g. 264x262";
+          },
+          "PITCHxROWS"));
   inspect_cmd->add_flag("--ptxas", emit_options.ptxas,
                         "with --emit cuda: compile with NVRTC for sm_90 and print ptxas's "
                         "registers, spills and shared memory per kernel");

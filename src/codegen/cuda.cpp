@@ -110,8 +110,10 @@ std::string sanitize(const std::string& name) {
 // come from the plan (calc/code_plan.hpp); it knows buffer kinds, not strategies.
 class KernelPrinter : public CudaExpressionEmitter {
 public:
-  KernelPrinter(const calc::Calculation& calc, const calc::CodePlan& plan)
-      : CudaExpressionEmitter(calc.dag), calc_(calc), plan_(plan), e_(plan.e), f_(plan.f) {}
+  KernelPrinter(const calc::Calculation& calc, const calc::CodePlan& plan,
+                const std::optional<calc::ArrayLayout>& layout)
+      : CudaExpressionEmitter(calc.dag), calc_(calc), plan_(plan), layout_(layout), e_(plan.e),
+        f_(plan.f) {}
 
   // The kernel's text. `whole_register_file`: __launch_bounds__(threads, 1), so ptxas may use
   // 255 registers.
@@ -128,6 +130,7 @@ private:
 
   const calc::Calculation& calc_;
   const calc::CodePlan& plan_;
+  const std::optional<calc::ArrayLayout> layout_;
   const int e_, f_;
 };
 
@@ -255,8 +258,15 @@ void KernelPrinter::print_prologue(std::ostringstream& o, const std::string& uni
   o << "  const int x_end = " << bound("hi", 0, hi[0]) << ";\n";
   o << "  const int " << F << "_end = " << bound("hi", f_, hi[std::size_t(f_)]) << ";\n";
   o << "  const int " << E << "_end = " << bound("hi", e_, hi[std::size_t(e_)]) << ";\n";
-  o << "  const long long sy = g.pitch;\n";
-  o << "  const long long sz = sy * g.alloc[1];\n";
+  if (layout_) {
+    o << "  // Strides of arrays of pitch " << layout_->pitch << " and " << layout_->rows
+      << " rows per plane (CudaModule::layout).\n";
+    o << "  constexpr long long sy = " << layout_->pitch << ";\n";
+    o << "  constexpr long long sz = sy * " << layout_->rows << ";\n";
+  } else {
+    o << "  const long long sy = g.pitch;\n";
+    o << "  const long long sz = sy * g.alloc[1];\n";
+  }
   o << "  const long long s_e = s" << E << ", s_f = s" << F << "; // strides along e = " << E
     << " and f = " << F << "\n";
   o << "  const int x_block = " << bound("lo", 0, lo[0]) << " + int(blockIdx.x) * " << tx << ";\n";
@@ -500,7 +510,8 @@ std::array<unsigned, 3> launch_grid(const CudaKernel& kernel, const std::array<i
 }
 
 CudaModule generate_cuda(const calc::Program& program, const std::vector<calc::Mapping>& mappings,
-                         const std::set<std::string>& whole_register_file, int only) {
+                         const std::set<std::string>& whole_register_file, int only,
+                         const std::optional<calc::ArrayLayout>& layout) {
   if (!mappings.empty() && mappings.size() != program.calculations.size())
     throw calc::MappingError("generate_cuda: " + std::to_string(mappings.size()) +
                              " mappings for " + std::to_string(program.calculations.size()) +
@@ -509,6 +520,7 @@ CudaModule generate_cuda(const calc::Program& program, const std::vector<calc::M
     throw calc::MappingError("generate_cuda: no calculation " + std::to_string(only) + " of " +
                              std::to_string(program.calculations.size()));
   CudaModule module;
+  module.layout = layout;
   std::set<std::string> helpers;
   std::vector<std::string> kernels_text;
   for (std::size_t c = 0; c < program.calculations.size(); ++c) {
@@ -542,7 +554,7 @@ CudaModule generate_cuda(const calc::Program& program, const std::vector<calc::M
       }
       kernel.parameters = kp.parameters;
       kernel.whole_register_file = whole_register_file.count(kernel.name) > 0;
-      KernelPrinter printer(calc, kp);
+      KernelPrinter printer(calc, kp, layout);
       kernels_text.push_back(printer.print(kernel.name, kernel.whole_register_file));
       helpers.insert(printer.helpers().begin(), printer.helpers().end());
       module.kernels.push_back(std::move(kernel));

@@ -13,11 +13,13 @@
 #pragma once
 
 #include "calc/calculation.hpp"
+#include "calc/code_plan.hpp"
 #include "calc/mapping.hpp"
 #include "codegen/expression.hpp"
 
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -84,6 +86,9 @@ struct CudaModule {
   std::vector<CudaKernel> kernels; // all calculations' kernels, in launch order per calc
   // Per calculation: scratch arrays its kernels need (calc::temporary_arrays of its mapping).
   std::vector<std::vector<calc::NodeId>> temporaries;
+  // The array layout the kernels were printed for (their strides are constants): every launch
+  // must be over arrays of it. None: the strides come from the geometry argument.
+  std::optional<calc::ArrayLayout> layout;
 };
 
 // Generates the kernels of every calculation of `program` under `mappings` (one per
@@ -93,10 +98,14 @@ struct CudaModule {
 // then use every register a thread can have rather than spill for occupancy. With `only` >= 0
 // the module holds that calculation's kernels alone (named and numbered as in the whole
 // program; the other calculations' `temporaries` entries are empty): the CUDA backend
-// compiles one module per calculation, in parallel, each cached on its own.
+// compiles one module per calculation, in parallel, each cached on its own. With a `layout`
+// the kernels take the strides of arrays of that layout as constants (CudaModule::layout):
+// BSSN's right-hand side held its stencil offsets in 64-bit registers otherwise, spilled, and
+// ran 1.2-1.5x slower on the H100 (docs/gpu.md).
 CudaModule generate_cuda(const calc::Program& program,
                          const std::vector<calc::Mapping>& mappings = {},
-                         const std::set<std::string>& whole_register_file = {}, int only = -1);
+                         const std::set<std::string>& whole_register_file = {}, int only = -1,
+                         const std::optional<calc::ArrayLayout>& layout = std::nullopt);
 
 // The blocks to launch for a kernel over the region [lo - extent_lo, hi + extent_hi):
 // ceil(n_x / t_x), ceil(n_f / t_f), ceil(n_e / t_ee) (zeros for an empty region).

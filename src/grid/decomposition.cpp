@@ -278,6 +278,15 @@ Box Decomposition::owned_by(int rank) const {
   return b;
 }
 
+bool Decomposition::same_rows_on_every_rank() const {
+  for (int r = 0; r < patch_.ranks; ++r) {
+    Patch other = patch_;
+    other.owned = owned_by(r);
+    if (other.pitch() != patch_.pitch() || other.alloc()[1] != patch_.alloc()[1]) return false;
+  }
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Ghost exchange
 

@@ -93,6 +93,10 @@ public:
   MPI_Comm comm() const { return cart_; } // the Cartesian communicator
   Index3 dims() const { return dims_; }
   Box owned_by(int rank) const; // any rank's owned box
+  // Whether every rank's arrays have this rank's row pitch and rows per plane (the grid's x and
+  // y extents split evenly, or not at all): kernels printed for one layout then serve them all,
+  // compiled once (runtime::BackendOptions::array_layout).
+  bool same_rows_on_every_rank() const;
 
   // Fills every ghost point of the given arrays (each patch().points() long) at faces
   // between ranks and at periodic faces, edges and corners included, from the valid points

@@ -90,7 +90,7 @@ CompiledModule compile(const std::string& source, const std::string& arch,
 // register file (codegen::generate_cuda's `whole_register_file`), and a third time if that
 // made some of them spill more, without those. Each kernel ends in the form that spilled
 // less. Every compile goes through compile()'s cache, so a rerun compiles nothing. `only` >= 0:
-// that calculation's kernels alone (codegen::generate_cuda's `only`).
+// that calculation's kernels alone, `layout`: strides as constants (codegen::generate_cuda's).
 struct CompiledProgram {
   codegen::CudaModule generated;
   CompiledModule compiled;
@@ -98,7 +98,8 @@ struct CompiledProgram {
 CompiledProgram compile_generated(const calc::Program& program,
                                   const std::vector<calc::Mapping>& mappings,
                                   const std::string& arch, const CompileOptions& options = {},
-                                  int only = -1);
+                                  int only = -1,
+                                  const std::optional<calc::ArrayLayout>& layout = std::nullopt);
 
 // NVRTC's version as "13.0".
 std::string nvrtc_version();

@@ -117,9 +117,9 @@ std::map<std::string, PtxasReport> parse_ptxas_log(const std::string& log) {
 
 CompiledProgram compile_generated(const calc::Program& program,
                                   const std::vector<calc::Mapping>& mappings,
-                                  const std::string& arch, const CompileOptions& options,
-                                  int only) {
-  CompiledProgram out{codegen::generate_cuda(program, mappings, {}, only), {}};
+                                  const std::string& arch, const CompileOptions& options, int only,
+                                  const std::optional<calc::ArrayLayout>& layout) {
+  CompiledProgram out{codegen::generate_cuda(program, mappings, {}, only, layout), {}};
   if (out.generated.kernels.empty()) return out;
   out.compiled = compile(out.generated.source, arch, options);
   const std::map<std::string, PtxasReport> first = out.compiled.kernels;
@@ -129,7 +129,7 @@ CompiledProgram compile_generated(const calc::Program& program,
   if (whole.empty()) return out;
   double seconds = out.compiled.compile_seconds;
   auto recompile = [&](const std::set<std::string>& whole_register_file) {
-    out.generated = codegen::generate_cuda(program, mappings, whole_register_file, only);
+    out.generated = codegen::generate_cuda(program, mappings, whole_register_file, only, layout);
     out.compiled = compile(out.generated.source, arch, options);
     seconds += out.compiled.compile_seconds;
   };

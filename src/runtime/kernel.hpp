@@ -8,12 +8,14 @@
 #pragma once
 
 #include "calc/calculation.hpp"
+#include "calc/code_plan.hpp"
 #include "calc/mapping.hpp"
 #include "calc/time_tile.hpp"
 #include "runtime/array_space.hpp"
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +85,10 @@ struct BackendOptions {
   std::string cache_dir;        // where compiled code is kept ("" = default)
   std::string compiler = "c++"; // CPU backend: the host compiler
   bool verbose = false;         // report compiles and cache hits on stderr
+  // The layout of every array the calculations will run over (a run's patch), when there is
+  // one: the CUDA backend prints its kernels for it (strides as constants, checked at each
+  // launch). None: kernels for any layout.
+  std::optional<calc::ArrayLayout> array_layout;
 };
 
 // One generated GPU kernel: its resources as ptxas reported them, and its measured launches

@@ -87,6 +87,22 @@ const calc::BlockConfig kBlocks[] = {
     {2, 32, 8, 8}, // the default
 };
 
+// Calculation `c` of `module` run in the CUDA emulator on a copy of `initial` against
+// `reference` on another: the same values at every point written, every output point written,
+// nothing else touched.
+void expect_emulated_matches(CudaEmulator& emu, const codegen::CudaModule& module, int c,
+                             const calc::Calculation& calc,
+                             const runtime::CompiledCalculation& reference, const Patch& initial) {
+  Patch expected = clone(initial), actual = clone(initial);
+  reference.run(expected.args);
+  run_emulated(emu, module, c, actual);
+  Agreement r = compare(calc, initial, expected, actual, kTolerance);
+  EXPECT_EQ(r.mismatches, 0) << r.first_problem;
+  EXPECT_EQ(r.outside_changed, 0) << r.first_problem;
+  EXPECT_EQ(r.not_written, 0) << r.first_problem;
+  EXPECT_GT(r.written, 0);
+}
+
 // Every calculation of `module` (generated under `mappings`) run in the CUDA emulator on a fresh
 // test patch against `reference`, the interpreter's compile of `program`: the same values at
 // every point written, every output point written, nothing else touched.
@@ -100,14 +116,7 @@ void expect_emulator_matches(
     SCOPED_TRACE(calc.name + " " + calc::to_string(calc, mappings[c]));
     Patch initial = make_patch(calc, runtime::required_margin(calc));
     initial.args.parameters = parameter_values(program, true);
-    Patch expected = clone(initial), actual = clone(initial);
-    reference[c]->run(expected.args);
-    run_emulated(emu, module, int(c), actual);
-    Agreement r = compare(calc, initial, expected, actual, kTolerance);
-    EXPECT_EQ(r.mismatches, 0) << r.first_problem;
-    EXPECT_EQ(r.outside_changed, 0) << r.first_problem;
-    EXPECT_EQ(r.not_written, 0) << r.first_problem;
-    EXPECT_GT(r.written, 0);
+    expect_emulated_matches(emu, module, int(c), calc, *reference[c], initial);
   }
 }
 
@@ -140,6 +149,44 @@ INSTANTIATE_TEST_SUITE_P(
       std::string n = info.param.file.substr(info.param.file.rfind('/') + 1);
       return n.substr(0, n.find('.')) + "_order" + std::to_string(info.param.fd_order);
     });
+
+// Kernels printed for the layout of the arrays they run over (a run's: BackendOptions::
+// array_layout) take the strides as constants and compute the same numbers; each calculation's
+// module is printed for its own test patch, as the backend compiles a module per calculation.
+TEST(CudaCodegen, KernelsForAnArrayLayoutMatchTheInterpreter) {
+  for (const char* file : {"par/wave.edl", "par/maxwell.edl", "test/codegen/edl/line.edl"}) {
+    const calc::Program program = load(file);
+    auto reference_backend = runtime::make_backend("interpreter", {});
+    auto reference = reference_backend->compile(program);
+    for (const calc::BlockConfig& block : {kBlocks[0], kBlocks[1]}) {
+      std::vector<calc::Mapping> mappings; // strategies mixed: every buffer kind addresses
+      for (const calc::Calculation& c : program.calculations)
+        mappings.push_back(mapping_with(c, calc::Buffering::Unbuffered, block, true));
+      for (std::size_t c = 0; c < program.calculations.size(); ++c) {
+        const calc::Calculation& calc = program.calculations[c];
+        SCOPED_TRACE(std::string(file) + " " + calc.name + " " +
+                     calc::to_string(calc, mappings[c]));
+        Patch initial = make_patch(calc, runtime::required_margin(calc));
+        initial.args.parameters = parameter_values(program, true);
+        const calc::ArrayLayout layout{initial.args.row_pitch(), initial.args.alloc[1]};
+        const codegen::CudaModule module =
+            codegen::generate_cuda(program, mappings, {}, int(c), layout);
+        ASSERT_TRUE(module.layout && *module.layout == layout);
+        EXPECT_NE(
+            module.source.find("constexpr long long sy = " + std::to_string(layout.pitch) + ";"),
+            std::string::npos);
+        EXPECT_EQ(module.source.find("sy = g.pitch"), std::string::npos);
+        CudaEmulator emu(module, SuiteCache::dir() + "/emulator");
+        expect_emulated_matches(emu, module, int(c), calc, *reference[c], initial);
+      }
+    }
+  }
+  // Without a layout the strides come from the geometry argument, as before.
+  const codegen::CudaModule any = codegen::generate_cuda(load("par/wave.edl"));
+  EXPECT_FALSE(any.layout);
+  EXPECT_NE(any.source.find("const long long sy = g.pitch;"), std::string::npos);
+  EXPECT_EQ(any.source.find("constexpr long long sy"), std::string::npos);
+}
 
 // line.edl is there so that the register strategy is exercised: it applies to u and w when
 // iterating along z.

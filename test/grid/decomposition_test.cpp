@@ -190,6 +190,23 @@ TEST(GridDecomposition, PatchGeometry) {
   EXPECT_FALSE(p.outer[0][1]);
 }
 
+// same_rows_on_every_rank against the ranks' own patches, gathered over MPI: grids split along
+// z only, unevenly along x, and along several axes.
+TEST(GridDecomposition, SameRowsOnEveryRankAgreesWithTheRanksPatches) {
+  for (const Index3 points : {Index3{13, 7, 5}, Index3{8, 8, 48}, Index3{41, 3, 1}}) {
+    Decomposition d(make_spec(points, {false, false, false}, 2), MPI_COMM_WORLD);
+    const int mine[2] = {d.patch().pitch(), d.patch().alloc()[1]};
+    std::vector<int> all(2 * std::size_t(world_size()));
+    MPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, MPI_COMM_WORLD);
+    bool same = true;
+    for (std::size_t r = 0; r < all.size(); r += 2)
+      same = same && all[r] == mine[0] && all[r + 1] == mine[1];
+    EXPECT_EQ(d.same_rows_on_every_rank(), same)
+        << points[0] << "x" << points[1] << "x" << points[2] << " on " << world_size();
+    if (world_size() == 1) EXPECT_TRUE(same);
+  }
+}
+
 TEST(GridDecomposition, AxesWithFewPointsAreNotOverSplit) {
   const int ranks = world_size();
   // 40 x 3 x 1 with g = 2: y (3 points) and z (1 point) cannot be split, so x takes all ranks.

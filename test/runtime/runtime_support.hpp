@@ -249,6 +249,20 @@ private:
 // The interpreter on host arrays against `backend`'s compiled calculations on arrays of its
 // space, every calculation of `program` under `mappings` (empty: the defaults), with perturbed
 // parameters: equal to `tolerance` relative where written, unchanged elsewhere.
+// Runs `calculation` over copies of `patch`'s arrays in `space` (the patch's own arguments
+// otherwise), then copies them back into the patch.
+inline void run_on_device(const runtime::CompiledCalculation& calculation, Patch& patch,
+                          runtime::ArraySpace& space) {
+  std::vector<std::unique_ptr<DeviceArray>> dev;
+  runtime::KernelArgs args = patch.args;
+  for (std::size_t g = 0; g < patch.data.size(); ++g) {
+    dev.push_back(std::make_unique<DeviceArray>(space, patch.data[g]));
+    args.fields[g] = dev.back()->get();
+  }
+  calculation.run(args);
+  for (std::size_t g = 0; g < patch.data.size(); ++g) patch.data[g] = dev[g]->host();
+}
+
 inline void check_backend_against_interpreter(const calc::Program& program,
                                               const std::vector<calc::Mapping>& mappings,
                                               runtime::Backend& backend, double tolerance) {
@@ -266,14 +280,7 @@ inline void check_backend_against_interpreter(const calc::Program& program,
     Patch a = clone(initial), b = clone(initial);
     reference[ci]->run(a.args);
 
-    std::vector<std::unique_ptr<DeviceArray>> dev;
-    runtime::KernelArgs args = b.args;
-    for (std::size_t g = 0; g < b.data.size(); ++g) {
-      dev.push_back(std::make_unique<DeviceArray>(space, b.data[g]));
-      args.fields[g] = dev.back()->get();
-    }
-    compiled[ci]->run(args);
-    for (std::size_t g = 0; g < b.data.size(); ++g) b.data[g] = dev[g]->host();
+    run_on_device(*compiled[ci], b, space);
     Agreement r = compare(c, initial, a, b, tolerance);
     EXPECT_GT(r.written, 0);
     EXPECT_EQ(r.mismatches, 0) << r.first_problem;

@@ -484,6 +484,40 @@ TEST_F(CudaBackendTest, OtherBlockConfigurationsMatchTheInterpreter) {
   }
 }
 
+// A backend told the layout of the arrays (BackendOptions::array_layout, as a run tells it its
+// patch's) prints kernels with constant strides: they match the interpreter over arrays of
+// that layout and refuse, with the two layouts named, a launch over arrays of another.
+TEST_F(CudaBackendTest, KernelsForAnArrayLayoutMatchTheInterpreterAndRefuseAnother) {
+  const calc::Program program = lower_file("par/maxwell.edl");
+  auto interpreter = runtime::make_backend("interpreter", {});
+  auto reference = interpreter->compile(program);
+  const std::size_t rhs = program.calculations.size() - 1;
+  const calc::Calculation& c = program.calculations[rhs];
+  Patch initial = make_patch(c, runtime::required_margin(c), {19, 14, 11});
+  initial.args.parameters = parameter_values(program, true);
+  runtime::BackendOptions options = suite_options();
+  options.array_layout = calc::ArrayLayout{initial.args.row_pitch(), initial.args.alloc[1]};
+  auto backend = runtime::make_backend("cuda", options);
+  auto compiled = backend->compile(program);
+  Patch a = clone(initial), b = clone(initial);
+  reference[rhs]->run(a.args);
+  run_on_device(*compiled[rhs], b, backend->space());
+  Agreement r = compare(c, initial, a, b, kBackendTolerance);
+  EXPECT_GT(r.written, 0);
+  EXPECT_EQ(r.mismatches, 0) << r.first_problem;
+  EXPECT_EQ(r.not_written, 0) << r.first_problem;
+
+  runtime::KernelArgs other = initial.args;
+  other.pitch = other.row_pitch() + 8; // wider rows: refused before anything is launched
+  try {
+    compiled[rhs]->run(other);
+    ADD_FAILURE() << "a launch over arrays of another layout ran";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("row pitch " + std::to_string(initial.args.row_pitch())));
+    EXPECT_THAT(e.what(), HasSubstr(std::to_string(other.pitch)));
+  }
+}
+
 // A stage split into two kernels, the first handing the second a value through a scratch
 // array (a temporary): the backend's scratch arrays and the calling convention's temporaries.
 TEST_F(CudaBackendTest, KernelsSharingTemporariesMatchTheInterpreter) {

@@ -236,8 +236,13 @@ public:
   CudaCalculation& operator=(const CudaCalculation&) = delete;
 
   void run(const KernelArgs& args) const override {
-    if (!detail::check_args(shape_, args)) return;
     const codegen::CudaModule& g = module_->generated();
+    if (g.layout && !(*g.layout == calc::ArrayLayout{args.row_pitch(), args.alloc[1]}))
+      throw std::invalid_argument(fmt::format(
+          "cuda backend: the kernels were compiled for arrays of row pitch {} and {} rows per "
+          "plane (BackendOptions::array_layout), this launch is over arrays of {} and {}",
+          g.layout->pitch, g.layout->rows, args.row_pitch(), args.alloc[1]));
+    if (!detail::check_args(shape_, args)) return;
     ensure_temporaries(args.array_points());
 
     codegen::CudaGeometry geometry = geometry_of(args);
@@ -453,7 +458,7 @@ public:
     std::vector<std::future<CompiledProgram>> pending;
     for (const Job& j : jobs)
       pending.push_back(std::async(std::launch::async, [&, c = j.calculation, s = j.set] {
-        return compile_generated(program, sets[s], arch, options, int(c));
+        return compile_generated(program, sets[s], arch, options, int(c), options_.array_layout);
       }));
     std::vector<CompiledProgram> compiled;
     std::exception_ptr failure;
@@ -492,6 +497,9 @@ public:
                       kernels, kernels == 1 ? "" : "s", nvrtc_version().c_str(), arch.c_str(),
                       seconds, from_cache, jobs.size());
       summary_ = line;
+      if (options_.array_layout)
+        summary_ += fmt::format("; strides of arrays {} x {} (pitch x rows) as constants",
+                                options_.array_layout->pitch, options_.array_layout->rows);
     }
     return out;
   }
