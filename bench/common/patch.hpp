@@ -18,12 +18,6 @@
 
 namespace saguaro::bench {
 
-// Allocates the arrays in `space` (appended to `arrays`; the caller releases them) and returns
-// the arguments of a launch over the n^3 interior. Rows are padded to a multiple of
-// `row_alignment` points and start so that the first interior point of every row is aligned,
-// as a run's grid lays them out (grid::GridSpec::row_alignment): `arrays` gets the allocated
-// pointers (to release), args.fields the arrays' first points. i in the fill above counts the
-// allocated box's points only, so the data do not depend on the padding.
 // The layout of device_patch's arrays (a run's kernels are printed for their patch's layout:
 // runtime::BackendOptions::array_layout).
 inline calc::ArrayLayout patch_layout(const calc::Calculation& calc, int n, int row_alignment = 8) {
@@ -31,14 +25,21 @@ inline calc::ArrayLayout patch_layout(const calc::Calculation& calc, int n, int 
   return {runtime::aligned_pitch(alloc, row_alignment), alloc};
 }
 
+// Allocates the arrays in `space` (appended to `arrays`; the caller releases them) and returns
+// the arguments of a launch over the n^3 interior. Rows are padded to a multiple of
+// `row_alignment` points and start so that the first interior point of every row is aligned,
+// as a run's grid lays them out (grid::GridSpec::row_alignment): `arrays` gets the allocated
+// pointers (to release), args.fields the arrays' first points. i in the fill above counts the
+// allocated box's points only, so the data do not depend on the padding.
 inline runtime::KernelArgs device_patch(const calc::Program& program, const calc::Calculation& calc,
                                         int n, runtime::ArraySpace& space,
                                         std::vector<double*>& arrays, const PatchFill& fill = {},
                                         int row_alignment = 8) {
   const int g = runtime::required_margin(calc).max();
+  const calc::ArrayLayout layout = patch_layout(calc, n, row_alignment);
   runtime::KernelArgs args;
-  args.alloc = {n + 2 * g, n + 2 * g, n + 2 * g};
-  args.pitch = runtime::aligned_pitch(args.alloc[0], row_alignment);
+  args.alloc = {layout.rows, layout.rows, layout.rows};
+  args.pitch = layout.pitch;
   const std::size_t offset = std::size_t(runtime::aligned_row_offset(g, row_alignment));
   args.lo = {g, g, g};
   args.hi = {g + n, g + n, g + n};

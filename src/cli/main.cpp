@@ -47,13 +47,13 @@ struct EmitOptions {
 
 // --array-layout's value: "PITCHxROWS", both positive; nullopt for "".
 std::optional<saguaro::calc::ArrayLayout> parse_array_layout(const std::string& text) {
-  if (text.empty()) return std::nullopt;
   const std::size_t x = text.find('x');
+  if (x == std::string::npos) return std::nullopt;
   saguaro::calc::ArrayLayout layout;
   try {
     std::size_t used = 0;
     layout.pitch = std::stoi(text.substr(0, x), &used);
-    if (x == std::string::npos || used != x) return std::nullopt;
+    if (used != x) return std::nullopt;
     layout.rows = std::stoi(text.substr(x + 1), &used);
     if (used != text.size() - x - 1) return std::nullopt;
   } catch (const std::exception&) {

@@ -43,6 +43,7 @@ struct KernelArgs {
   std::string region;
 
   int row_pitch() const { return runtime::row_pitch(pitch, alloc[0]); }
+  calc::ArrayLayout layout() const { return {row_pitch(), alloc[1]}; }
   // Points of an array of this shape: row_pitch() * alloc[1] * alloc[2].
   std::size_t array_points() const {
     return std::size_t(row_pitch()) * std::size_t(alloc[1]) * std::size_t(alloc[2]);

@@ -168,7 +168,7 @@ TEST(CudaCodegen, KernelsForAnArrayLayoutMatchTheInterpreter) {
                      calc::to_string(calc, mappings[c]));
         Patch initial = make_patch(calc, runtime::required_margin(calc));
         initial.args.parameters = parameter_values(program, true);
-        const calc::ArrayLayout layout{initial.args.row_pitch(), initial.args.alloc[1]};
+        const calc::ArrayLayout layout = initial.args.layout();
         const codegen::CudaModule module =
             codegen::generate_cuda(program, mappings, {}, int(c), layout);
         ASSERT_TRUE(module.layout && *module.layout == layout);

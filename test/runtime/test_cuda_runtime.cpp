@@ -496,7 +496,7 @@ TEST_F(CudaBackendTest, KernelsForAnArrayLayoutMatchTheInterpreterAndRefuseAnoth
   Patch initial = make_patch(c, runtime::required_margin(c), {19, 14, 11});
   initial.args.parameters = parameter_values(program, true);
   runtime::BackendOptions options = suite_options();
-  options.array_layout = calc::ArrayLayout{initial.args.row_pitch(), initial.args.alloc[1]};
+  options.array_layout = initial.args.layout();
   auto backend = runtime::make_backend("cuda", options);
   auto compiled = backend->compile(program);
   Patch a = clone(initial), b = clone(initial);

@@ -237,7 +237,7 @@ public:
 
   void run(const KernelArgs& args) const override {
     const codegen::CudaModule& g = module_->generated();
-    if (g.layout && !(*g.layout == calc::ArrayLayout{args.row_pitch(), args.alloc[1]}))
+    if (g.layout && !(*g.layout == args.layout()))
       throw std::invalid_argument(fmt::format(
           "cuda backend: the kernels were compiled for arrays of row pitch {} and {} rows per "
           "plane (BackendOptions::array_layout), this launch is over arrays of {} and {}",
