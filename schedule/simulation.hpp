@@ -89,6 +89,18 @@ public:
   // Wall-clock seconds of each iteration of the evolution loop (PRESTEP to ANALYSIS, the
   // backend's queue drained at its end): what one whole time step costs.
   const std::vector<double>& step_seconds() const { return step_seconds_; }
+  // Where the time before the first step went (rank 0's clock), and the banner's line on it.
+  struct StartupTimes {
+    double mapping = 0;          // the mapper's search (plan_mappings, on rank 0)
+    double compile = 0;          // the run's kernels and the finish's candidates
+    int candidate_programs = 0;  // the empirical finish's (0: it did not run)
+    double initial_data = 0;     // INITIAL, POSTINITIAL and ANALYSIS (or the recovery)
+    double finish_timing = 0;    // the empirical finish: its candidates timed,
+    double finish_recompile = 0; // and the verdicts' programs compiled
+    double total = 0;            // from the start of the construction to the first step
+    std::string line() const;
+  };
+  const StartupTimes& startup() const { return startup_; }
 
 private:
   struct CalcBinding; // a compiled calculation and where its grid functions live
@@ -125,6 +137,8 @@ private:
   // splits once compiled, the verification of candidates on the initial data.
   std::vector<calc::Mapping> default_mappings() const;
   void plan_mappings();
+  std::vector<std::vector<calc::Mapping>> candidate_sets() const;
+  void compile_mappings();
   void plan_launches();
   void verify_mappings();
   bool output_due(int every) const;
@@ -153,6 +167,9 @@ private:
   std::unique_ptr<grid::Decomposition> decomposition_;
   std::unique_ptr<grid::GridFunctions> fields_;
   std::vector<std::unique_ptr<runtime::CompiledCalculation>> kernels_;
+  // The empirical finish's candidates, compiled with kernels_ and released once timed:
+  // [j - 1][i] is calculation i under its j-th candidate.
+  std::vector<std::vector<std::unique_ptr<runtime::CompiledCalculation>>> candidate_kernels_;
   std::vector<std::unique_ptr<CalcBinding>> bindings_;
   // The run's decisions: per calculation the mapping the backend compiled (the prediction log
   // prices them), Saguaro::mapper_verify's candidates, the launch splits, the exchange's
@@ -223,6 +240,7 @@ private:
   // When the run started (the object was made): Cactus::max_runtime counts from here, so that
   // setup, compilation and the mapper's choice are inside a batch job's walltime budget.
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  StartupTimes startup_;
 };
 
 // Output and checkpoint directories as the parameters name them ($parfile expanded,

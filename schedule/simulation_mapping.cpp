@@ -72,29 +72,14 @@ void Simulation::plan_mappings() {
   plan_ = mapper::plan_mappings(setup_.program, request, broadcast_from_root(comm_));
 }
 
-// The empirical finish (Saguaro::mapper_verify): every candidate mapping of a calculation is
-// compiled and timed over this rank's patch, the calculation's outputs saved before and
-// restored after so that the state is untouched; mapper::verify_candidates keeps the fastest
-// (and caches the verdict). The candidates are compiled at once (Backend::compile_sets: the
-// j-th candidate of every calculation is the j-th set; the CUDA backend compiles every distinct
-// module in parallel and caches each alone). Every candidate is launched once after a
-// warm-up; those within 1.5x of the fastest then get the median of 5 batches of back-to-back
-// launches, each batch about 2 ms (launches queue as in a step, so a mapping of several
-// kernels is not charged a synchronisation per kernel), the others keep their one launch's
-// time; always the slowest rank's. The CUDA backend's timings of every candidate stay in the
-// prediction log.
-void Simulation::verify_mappings() {
-  ensure_ghosts();
-  const calc::Program& program = setup_.program;
+// The empirical finish's candidate programs (Saguaro::mapper_verify): set j - 1 is every
+// calculation under its j-th candidate (j = 0 is the run plan's own mappings), a calculation
+// with fewer keeping its last, one without candidates the run plan's mapping. Empty when no
+// calculation has two candidates (the finish off, or every verdict from the cache).
+std::vector<std::vector<calc::Mapping>> Simulation::candidate_sets() const {
   std::size_t ranks = 0;
   for (const mapper::CalculationPlan& p : plan_.calculations)
     if (p.candidates.size() >= 2) ranks = std::max(ranks, p.candidates.size());
-  if (ranks == 0) return;
-  runtime::ArraySpace& space = fields_->space();
-  const std::size_t points = decomposition_->patch().points();
-  const auto compile_start = std::chrono::steady_clock::now();
-  // compiled[j - 1][i]: calculation i under its j-th candidate (j = 0: kernels_, what the run
-  // compiled).
   std::vector<std::vector<calc::Mapping>> sets;
   for (std::size_t j = 1; j < ranks; ++j) {
     std::vector<calc::Mapping> mappings = plan_.mappings();
@@ -104,10 +89,44 @@ void Simulation::verify_mappings() {
     }
     sets.push_back(std::move(mappings));
   }
+  return sets;
+}
+
+// The run's first compile: every calculation under the run plan's mapping and, in the same
+// Backend::compile_sets call, the empirical finish's candidates (the CUDA backend compiles
+// every distinct module in parallel and caches each alone: BSSN's candidates and the run's
+// own kernels compile side by side instead of one after the other).
+void Simulation::compile_mappings() {
+  std::vector<std::vector<calc::Mapping>> sets = candidate_sets();
+  startup_.candidate_programs = int(sets.size());
+  sets.insert(sets.begin(), plan_.mappings());
   std::vector<std::vector<std::unique_ptr<runtime::CompiledCalculation>>> compiled =
-      backend_->compile_sets(program, sets);
-  const double compile_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
+      backend_->compile_sets(setup_.program, sets);
+  kernels_ = std::move(compiled.front());
+  candidate_kernels_.assign(std::make_move_iterator(compiled.begin() + 1),
+                            std::make_move_iterator(compiled.end()));
+}
+
+// The empirical finish (Saguaro::mapper_verify): every candidate mapping of a calculation,
+// compiled with the run's own kernels (compile_mappings), is timed over this rank's patch, the
+// calculation's outputs saved before and restored after so that the state is untouched;
+// mapper::verify_candidates keeps the fastest (and caches the verdict). Every candidate is
+// launched once after a warm-up; those within 1.5x of the fastest then get the median of 5
+// batches of back-to-back launches, each batch about 2 ms (launches queue as in a step, so a
+// mapping of several kernels is not charged a synchronisation per kernel), the others keep
+// their one launch's time; always the slowest rank's. The CUDA backend's timings of every
+// candidate stay in the prediction log. The verdicts' programs are compiled last (the folded
+// forms of a right-hand side whose mapping changed).
+void Simulation::verify_mappings() {
+  ensure_ghosts();
+  const calc::Program& program = setup_.program;
+  if (candidate_kernels_.empty()) return;
+  const std::size_t ranks = candidate_kernels_.size() + 1;
+  runtime::ArraySpace& space = fields_->space();
+  const std::size_t points = decomposition_->patch().points();
+  // compiled[j - 1][i]: calculation i under its j-th candidate (j = 0: kernels_).
+  std::vector<std::vector<std::unique_ptr<runtime::CompiledCalculation>>>& compiled =
+      candidate_kernels_;
   auto batch = [&](const CalcBinding& trial, int launches) {
     space.synchronize();
     const auto t0 = std::chrono::steady_clock::now();
@@ -165,17 +184,21 @@ void Simulation::verify_mappings() {
   const auto time_start = std::chrono::steady_clock::now();
   const std::vector<calc::Mapping> before = plan_.mappings();
   const std::vector<std::string> lines = mapper::verify_candidates(program, time, plan_);
+  candidate_kernels_.clear();
+  startup_.finish_timing =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - time_start).count();
   if (rank_ == 0) {
     for (const std::string& line : lines) log_ << "  " << line << "\n";
-    log_ << fmt::format(
-        "  mapper_verify: {} candidate program(s) compiled in {:.2f} s, timed in "
-        "{:.2f} s{}\n",
-        ranks - 1, compile_seconds,
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - time_start).count(),
-        plan_.verdicts ? "; verdicts cached for the next run" : "");
+    log_ << fmt::format("  mapper_verify: {} candidate program(s), compiled with the run's "
+                        "kernels, timed in {:.2f} s{}\n",
+                        ranks - 1, startup_.finish_timing,
+                        plan_.verdicts ? "; verdicts cached for the next run" : "");
   }
   if (plan_.mappings() == before) return;
+  const auto recompile_start = std::chrono::steady_clock::now();
   kernels_ = backend_->compile(program, plan_.mappings());
+  startup_.finish_recompile =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - recompile_start).count();
   for (std::size_t i = 0; i < bindings_.size(); ++i) bindings_[i]->kernel = kernels_[i].get();
 }
 

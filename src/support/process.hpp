@@ -26,6 +26,10 @@ struct SeparateResult {
 // the other).
 SeparateResult run_command_separately(const std::vector<std::string>& argv);
 
+// The cores this process may run on (its CPU affinity: an MPI launcher that binds a rank to a
+// core leaves one), at least 1. Parallel compiles are bounded by it.
+int usable_cores();
+
 // Whether `program` can be run: a path to an executable file, or a name found in PATH.
 bool program_exists(const std::string& program);
 

@@ -166,7 +166,11 @@ TEST(EmpiricalFinish, TheSecondRunTimesNothingAndKeepsTheVerdict) {
                            {{"Saguaro::backend", quoted("cuda")},
                             {"Saguaro::cache_dir", quoted(dir.path() + "/cache")}}));
   mapper::RunPlan first, second;
-  const auto a = run_case(par, [&](host::Simulation& sim) { first = sim.run_plan(); });
+  host::Simulation::StartupTimes first_start, second_start;
+  const auto a = run_case(par, [&](host::Simulation& sim) {
+    first = sim.run_plan();
+    first_start = sim.startup();
+  });
   std::size_t rhs = 0;
   while (rhs < first.calculations.size() && first.calculations[rhs].name != "wave_rhs") ++rhs;
   ASSERT_LT(rhs, first.calculations.size());
@@ -175,7 +179,18 @@ TEST(EmpiricalFinish, TheSecondRunTimesNothingAndKeepsTheVerdict) {
   ASSERT_EQ(timed.candidate_seconds.size(), timed.candidates.size());
   for (double s : timed.candidate_seconds) EXPECT_GT(s, 0);
   EXPECT_EQ(timed.mapping, timed.candidates[timed.kept]);
-  const auto b = run_case(par, [&](host::Simulation& sim) { second = sim.run_plan(); });
+  // The candidates were compiled with the run's kernels and timed before the first step.
+  EXPECT_GE(first_start.candidate_programs, int(timed.candidates.size()) - 1);
+  EXPECT_GT(first_start.finish_timing, 0);
+  EXPECT_GE(first_start.total, first_start.mapping + first_start.compile +
+                                   first_start.initial_data + first_start.finish_timing +
+                                   first_start.finish_recompile);
+  const auto b = run_case(par, [&](host::Simulation& sim) {
+    second = sim.run_plan();
+    second_start = sim.startup();
+  });
+  EXPECT_EQ(second_start.candidate_programs, 0);
+  EXPECT_EQ(second_start.finish_timing, 0);
   for (std::size_t i = 0; i < first.calculations.size(); ++i) {
     EXPECT_EQ(second.calculations[i].mapping, first.calculations[i].mapping)
         << first.calculations[i].name;

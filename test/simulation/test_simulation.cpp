@@ -736,6 +736,48 @@ TEST(PredictionLog, CpuRunLogsEveryCalculationThatRan) {
   }
 }
 
+// The banner's start-up line: where the time before the first step went, its parts inside the
+// whole (a CPU run has no empirical finish, so the line names none).
+TEST(Startup, PartsAddUpToAtMostTheWholeAndTheBannerSaysSo) {
+  SharedTempDir dir("startup");
+  write_file(dir / "p.par", wave_par(8, 4,
+                                     {{"Cactus::terminate", quoted("iteration")},
+                                      {"Cactus::cctk_itlast", "2"},
+                                      {"IO::out_dir", quoted(dir / "out")}}));
+  std::ostringstream log;
+  host::Simulation sim(host::load_setup(dir / "p.par"), MPI_COMM_WORLD, log);
+  sim.run();
+  const host::Simulation::StartupTimes& t = sim.startup();
+  EXPECT_EQ(t.candidate_programs, 0);
+  EXPECT_EQ(t.finish_timing, 0);
+  EXPECT_EQ(t.finish_recompile, 0);
+  for (double part : {t.mapping, t.compile, t.initial_data}) EXPECT_GE(part, 0);
+  EXPECT_GT(t.compile, 0); // the generated C++ is compiled (or read from the cache)
+  EXPECT_GE(t.total, t.mapping + t.compile + t.initial_data);
+  if (world_rank() != 0) return;
+  const std::string text = log.str();
+  const std::size_t at = text.find("  start-up ");
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::string line = text.substr(at, text.find('\n', at) - at);
+  EXPECT_EQ(line, "  " + t.line());
+  EXPECT_NE(line.find(" s before the first step: mapping "), std::string::npos) << line;
+  EXPECT_EQ(line.find("empirical finish"), std::string::npos) << line;
+  EXPECT_LT(at, text.find("dt = ")) << "printed before the evolution starts";
+
+  host::Simulation::StartupTimes finish;
+  finish.total = 20.5;
+  finish.mapping = 2.5;
+  finish.compile = 11.25;
+  finish.candidate_programs = 9;
+  finish.initial_data = 0.5;
+  finish.finish_timing = 2;
+  finish.finish_recompile = 4.25;
+  EXPECT_EQ(finish.line(), "start-up 20.50 s before the first step: mapping 2.50 s, compile 11.25 "
+                           "s (with the empirical finish's 9 candidate programs), initial data "
+                           "0.50 s, empirical finish 6.25 s (timing 2.00, the verdicts' compile "
+                           "4.25)");
+}
+
 // Saguaro::device_description names a file relative to the .par file: its roofline is the
 // one used. A missing file and a GPU's description for the CPU backend are .par errors; the
 // interpreter and prediction_log = no write no log.

@@ -10,6 +10,7 @@
 #include "runtime/cuda.hpp"
 #include "runtime/cuda/array_space.hpp"
 #include "runtime/cuda/driver.hpp"
+#include "support/process.hpp"
 #include "support/text.hpp"
 
 #include <algorithm>
@@ -493,9 +494,9 @@ public:
       else
         std::snprintf(line, sizeof line,
                       "%zu kernel%s compiled by NVRTC %s for %s in %.2f s (%zu from the cache; "
-                      "%zu modules in parallel)",
+                      "%zu modules in parallel on %d cores)",
                       kernels, kernels == 1 ? "" : "s", nvrtc_version().c_str(), arch.c_str(),
-                      seconds, from_cache, jobs.size());
+                      seconds, from_cache, jobs.size(), support::usable_cores());
       summary_ = line;
       if (options_.array_layout)
         summary_ += fmt::format("; strides of arrays {} x {} (pitch x rows) as constants",
