@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 namespace saguaro::mapper {
@@ -92,6 +93,31 @@ TEST(Fission, OneThatStoresMoreTemporariesThanOutputsIsNotOffered) {
     for (const calc::KernelMapping& k : m.kernels) temporaries += k.temporaries.size();
     EXPECT_EQ(too_many_temporaries(rhs, m), temporaries > rhs.stages[0].stores.size());
     EXPECT_EQ(too_many_temporaries(rhs, m), order == 8) << temporaries;
+  }
+}
+
+// register_fit_candidates extracts once per extraction budget and shares it between the pairs
+// that have it (three of kFissionBudgets' four): each candidate must be the fission made on its
+// own at its pair, in kFissionBudgets' order.
+TEST(Fission, CandidatesEqualTheFissionsMadeOneByOne) {
+  for (int order : {4, 8}) {
+    SCOPED_TRACE("fd order " + std::to_string(order));
+    const calc::Program program = test::lower_file("par/bssn/bssn.edl", order);
+    const calc::Calculation& rhs = named(program, "bssn_rhs");
+    const int full = live_value_budget(255);
+    std::vector<calc::Mapping> alone;
+    for (const FissionBudget& b : kFissionBudgets)
+      alone.push_back(register_fit_mapping(rhs, int(std::lround(b.extract * full)),
+                                           int(std::lround(b.merge * full))));
+    const std::vector<FissionCandidate> candidates = register_fit_candidates(rhs, 255);
+    // fd 4: four, three of them from one extraction; fd 8: the others store too many temporaries
+    ASSERT_GE(candidates.size(), order == 4 ? 3u : 1u);
+    std::size_t next = 0; // candidates keep kFissionBudgets' order, some left out
+    for (const FissionCandidate& c : candidates) {
+      while (next < alone.size() && !(alone[next] == c.mapping)) ++next;
+      ASSERT_LT(next, alone.size()) << c.origin << " is no pair's fission made alone";
+      ++next;
+    }
   }
 }
 
