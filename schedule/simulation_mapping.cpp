@@ -97,11 +97,19 @@ std::vector<std::vector<calc::Mapping>> Simulation::candidate_sets() const {
 // every distinct module in parallel and caches each alone: BSSN's candidates and the run's
 // own kernels compile side by side instead of one after the other).
 void Simulation::compile_mappings() {
+  const calc::Program& program = setup_.program;
   std::vector<std::vector<calc::Mapping>> sets = candidate_sets();
   startup_.candidate_programs = int(sets.size());
+  // The folded forms of a calculation the finish times take its verdict's mapping: compiled
+  // after it (verify_mappings), not for the model's pick first (BSSN: three modules of a
+  // right-hand side that spills, each compiled twice, and thrown away).
+  std::vector<bool> wanted(program.calculations.size(), true);
+  if (!sets.empty())
+    for (const auto& [folded, form] : program.folded_forms)
+      if (plan_.calculations.at(form.plain).candidates.size() >= 2) wanted.at(folded) = false;
   sets.insert(sets.begin(), plan_.mappings());
   std::vector<std::vector<std::unique_ptr<runtime::CompiledCalculation>>> compiled =
-      backend_->compile_sets(setup_.program, sets);
+      backend_->compile_sets(program, sets, wanted);
   kernels_ = std::move(compiled.front());
   candidate_kernels_.assign(std::make_move_iterator(compiled.begin() + 1),
                             std::make_move_iterator(compiled.end()));
@@ -115,8 +123,8 @@ void Simulation::compile_mappings() {
 // batches of back-to-back launches, each batch about 2 ms (launches queue as in a step, so a
 // mapping of several kernels is not charged a synchronisation per kernel), the others keep
 // their one launch's time; always the slowest rank's. The CUDA backend's timings of every
-// candidate stay in the prediction log. The verdicts' programs are compiled last (the folded
-// forms of a right-hand side whose mapping changed).
+// candidate stay in the prediction log. The verdicts' programs are compiled last: the folded
+// forms of every calculation it timed (compile_mappings leaves them out), and whatever changed.
 void Simulation::verify_mappings() {
   ensure_ghosts();
   const calc::Program& program = setup_.program;
@@ -194,7 +202,9 @@ void Simulation::verify_mappings() {
                         ranks - 1, startup_.finish_timing,
                         plan_.verdicts ? "; verdicts cached for the next run" : "");
   }
-  if (plan_.mappings() == before) return;
+  const bool whole =
+      std::all_of(kernels_.begin(), kernels_.end(), [](const auto& k) { return k != nullptr; });
+  if (plan_.mappings() == before && whole) return;
   const auto recompile_start = std::chrono::steady_clock::now();
   kernels_ = backend_->compile(program, plan_.mappings());
   startup_.finish_recompile =

@@ -189,9 +189,10 @@ public:
         loaded = std::move(trial_loads);
         works[i] = work(groups[i], available);
         works.erase(works.begin() + std::ptrdiff_t(j));
-        auto drop_j = [j](auto& matrix) {
-          matrix.erase(matrix.begin() + std::ptrdiff_t(j));
-          for (auto& row : matrix) row.erase(row.begin() + std::ptrdiff_t(j));
+        const std::ptrdiff_t gone = std::ptrdiff_t(j); // a structured binding: not capturable
+        auto drop_j = [gone](auto& matrix) {
+          matrix.erase(matrix.begin() + gone);
+          for (auto& row : matrix) row.erase(row.begin() + gone);
         };
         drop_j(shared);
         drop_j(fits);

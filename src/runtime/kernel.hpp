@@ -164,10 +164,17 @@ public:
   // compile(program, set) for each of several mapping sets at once (the empirical finish's
   // candidates), result s belonging to sets[s]; a backend that can compiles them all in
   // parallel and compiles a calculation's kernels once where sets share its mapping.
+  // `wanted` (empty: every calculation): the calculations to compile; the others' results are
+  // null (what the empirical finish will choose again need not be compiled before it).
   virtual std::vector<std::vector<std::unique_ptr<CompiledCalculation>>>
-  compile_sets(const calc::Program& program, const std::vector<std::vector<calc::Mapping>>& sets) {
+  compile_sets(const calc::Program& program, const std::vector<std::vector<calc::Mapping>>& sets,
+               const std::vector<bool>& wanted = {}) {
     std::vector<std::vector<std::unique_ptr<CompiledCalculation>>> out;
-    for (const std::vector<calc::Mapping>& set : sets) out.push_back(compile(program, set));
+    for (const std::vector<calc::Mapping>& set : sets) {
+      out.push_back(compile(program, set));
+      for (std::size_t c = 0; c < wanted.size() && c < out.back().size(); ++c)
+        if (!wanted[c]) out.back()[c].reset();
+    }
     return out;
   }
   // The time-tiled step of program.calculations[calculation] under `plan` (compiled, cached

@@ -319,6 +319,29 @@ TEST(InterpreterBackend, MatchesRunCalculationExactly) {
           << c.grid_functions[g].name << " at " << n;
 }
 
+// Backend::compile_sets: one result per set, each with every calculation, except those
+// `wanted` leaves out (null: the simulation compiles a timed right-hand side's folded forms
+// only after the empirical finish's verdict).
+TEST(CompileSets, LeavesOutTheCalculationsNotWanted) {
+  const calc::Program p = lower_file("par/advect.edl", 4);
+  ASSERT_GE(p.calculations.size(), 2u);
+  auto backend = runtime::make_backend("interpreter", {});
+  const std::vector<std::vector<calc::Mapping>> sets(2); // empty: default mappings
+  for (const auto& set : backend->compile_sets(p, sets)) {
+    ASSERT_EQ(set.size(), p.calculations.size());
+    for (const auto& k : set) EXPECT_NE(k, nullptr);
+  }
+  std::vector<bool> wanted(p.calculations.size(), true);
+  wanted[1] = false;
+  const auto compiled = backend->compile_sets(p, sets, wanted);
+  ASSERT_EQ(compiled.size(), sets.size());
+  for (const auto& set : compiled) {
+    ASSERT_EQ(set.size(), p.calculations.size());
+    for (std::size_t c = 0; c < set.size(); ++c)
+      EXPECT_EQ(set[c] == nullptr, !wanted[c]) << p.calculations[c].name;
+  }
+}
+
 // ============================================================== argument checks
 
 TEST(RunChecks, RegionsThatDoNotFitAndMissingArgumentsAreRejected) {

@@ -428,8 +428,8 @@ public:
   // large calculations (or the empirical finish's candidates of one) compiles in the time of
   // its largest module. Modules are loaded on this thread, which holds the context.
   std::vector<std::vector<std::unique_ptr<CompiledCalculation>>>
-  compile_sets(const calc::Program& program,
-               const std::vector<std::vector<calc::Mapping>>& sets) override {
+  compile_sets(const calc::Program& program, const std::vector<std::vector<calc::Mapping>>& sets,
+               const std::vector<bool>& wanted = {}) override {
     summary_.clear();
     std::vector<std::vector<std::unique_ptr<CompiledCalculation>>> out(sets.size());
     if (program.calculations.empty()) return out;
@@ -444,9 +444,12 @@ public:
       calc::Mapping mapping;
     };
     std::vector<Job> jobs;
-    std::vector<std::vector<std::size_t>> job(sets.size(), std::vector<std::size_t>(calculations));
+    constexpr std::size_t kNotWanted = std::size_t(-1);
+    std::vector<std::vector<std::size_t>> job(sets.size(),
+                                              std::vector<std::size_t>(calculations, kNotWanted));
     for (std::size_t s = 0; s < sets.size(); ++s)
       for (std::size_t c = 0; c < calculations; ++c) {
+        if (c < wanted.size() && !wanted[c]) continue;
         calc::Mapping mine =
             sets[s].empty() ? calc::default_mapping(program.calculations[c]) : sets[s].at(c);
         auto same = [&](const Job& j) { return j.calculation == c && j.mapping == mine; };
@@ -484,8 +487,11 @@ public:
     }
     for (std::size_t s = 0; s < sets.size(); ++s)
       for (std::size_t c = 0; c < calculations; ++c)
-        out[s].push_back(std::make_unique<CudaCalculation>(
-            loaded[job[s][c]], int(c), detail::call_shape(program.calculations[c])));
+        out[s].push_back(
+            job[s][c] == kNotWanted
+                ? nullptr
+                : std::make_unique<CudaCalculation>(loaded[job[s][c]], int(c),
+                                                    detail::call_shape(program.calculations[c])));
     if (kernels > 0) {
       char line[256];
       if (from_cache == kernels)
