@@ -4,6 +4,8 @@
 # Sourced (by run.sh and test.sh): defines `saguaro_build`.
 # Run (`bash scripts/build.sh`): checks the Debian packages, then builds.
 # Executables land in build/bin/. Safe to run again: it rebuilds what changed.
+# SAGUARO_KOKKOS_DIR (a Kokkos installation's CMake package directory, as scripts/kokkos.sh
+# prints it) builds the kokkos backend against that Kokkos instead of the one CMake finds.
 
 SAGUARO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -21,6 +23,9 @@ saguaro_build() (
   # Quiet unless something goes wrong: the log is printed on failure.
   local log
   log=$(mktemp)
+  if [[ -n "${SAGUARO_KOKKOS_DIR:-}" ]]; then
+    gen+=(-DSAGUARO_KOKKOS=ON "-DKokkos_DIR=$SAGUARO_KOKKOS_DIR")
+  fi
   if ! cmake -S . -B build "${gen[@]}" -DCMAKE_BUILD_TYPE=Release >"$log" 2>&1; then
     cat "$log" >&2
     rm -f "$log"

@@ -18,7 +18,8 @@ SAGUARO_DEBS=(
 # slurm-wlm: slurmctld, slurmd and the client commands for the test that submits a chain of jobs
 # to a throw-away Slurm on this host (test/batch/slurm_chain.sh); `saguaro submit` itself needs
 # only sbatch, squeue and scancel on the cluster it submits to.
-# libtrilinos-kokkos-dev: Kokkos 3.4 (Serial only) for the kokkos backend (docs/kokkos.md).
+# libtrilinos-kokkos-dev: Kokkos 3.4 (Serial only) for the kokkos backend of a plain build;
+# scripts/test.sh builds the same Kokkos with OpenMP from Debian's source (scripts/kokkos.sh).
 
 # Print the packages of SAGUARO_DEBS that are not installed, one a line.
 saguaro_missing_debs() {

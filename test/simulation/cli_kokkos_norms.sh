@@ -7,7 +7,8 @@ set -euo pipefail
 saguaro=$1 src=$2
 work=$(mktemp -d)
 trap '[[ -n ${KEEP:-} ]] || rm -rf "$work"' EXIT
-export OMP_NUM_THREADS=1
+# Two threads: Kokkos's OpenMP space (scripts/test.sh builds one) runs the kernels in parallel.
+export OMP_NUM_THREADS=2 OMP_PROC_BIND=false
 cache=${TMPDIR:-/tmp}/saguaro-test-kernel-cache # shared with the simulation tests
 run() { # NAME PAR BACKEND SETTINGS...
   local name=$1 par=$2 backend=$3

@@ -55,10 +55,17 @@ const char* initialize() {
     Kokkos::initialize();
     std::atexit(finalize_at_exit);
   }
-  if (text.empty())
+  if (text.empty()) {
     text = "Kokkos " + std::to_string(KOKKOS_VERSION / 10000) + "." +
            std::to_string(KOKKOS_VERSION / 100 % 100) + "." + std::to_string(KOKKOS_VERSION % 100) +
            ", " + Exec::name();
+    // A host space says how many threads it runs (OpenMP: OMP_NUM_THREADS or
+    // KOKKOS_NUM_THREADS), so a run's banner and the tests show whether threads were used.
+    if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible) {
+      const int threads = Exec().concurrency();
+      text += " (" + std::to_string(threads) + (threads == 1 ? " thread)" : " threads)");
+    }
+  }
   return text.c_str();
 }
 

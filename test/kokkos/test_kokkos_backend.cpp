@@ -7,7 +7,7 @@
 #include "calc/mapping.hpp"
 #include "codegen/kokkos.hpp"
 #include "mapper/mapper.hpp"
-#include "runtime_support.hpp"
+#include "runtime/runtime_support.hpp"
 #ifndef SAGUARO_EXE
 #define SAGUARO_EXE "saguaro"
 #endif
@@ -17,6 +17,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -79,6 +80,16 @@ TEST(KokkosBackend, DescribesItself) {
   EXPECT_EQ(d.hardware,
             backend->space().on_device() ? runtime::Hardware::gpu : runtime::Hardware::host);
   EXPECT_EQ(d.device_detail, kokkos::describe());
+  // scripts/test.sh builds Kokkos with OpenMP and says so here, so that CI cannot silently test
+  // another execution space (or one thread) instead.
+  if (const char* space = std::getenv("SAGUARO_KOKKOS_EXPECT_SPACE")) {
+    EXPECT_THAT(d.device_detail, HasSubstr(std::string(", ") + space));
+    const char* threads = std::getenv("OMP_NUM_THREADS");
+    if (threads != nullptr && std::string(space) == "OpenMP")
+      EXPECT_THAT(d.device_detail,
+                  HasSubstr(std::string("(") + threads +
+                            (std::string(threads) == "1" ? " thread)" : " threads)")));
+  }
 }
 
 const char* const kParFiles[] = {"par/wave.edl",      "par/maxwell.edl",
