@@ -238,6 +238,9 @@ std::vector<KernelPlan> plan_kernels(const Calculation& calc, const Mapping& map
     if (b.threads() > 1024)
       throw error(k, "a block of " + std::to_string(b.tx) + " x " + std::to_string(b.tf) +
                          " threads exceeds the 1024 threads a CUDA block may have");
+    if (b.min_blocks < 0 || b.min_blocks > kMaxMinBlocks)
+      throw error(k, "blocks per SM must be between 1 and " + std::to_string(kMaxMinBlocks) +
+                         " (or none)");
   }
   for (std::size_t s = 0; s < made.size(); ++s)
     for (std::size_t st = 0; st < made[s].size(); ++st)
@@ -349,17 +352,27 @@ BlockConfig parse_block_config(const std::string& text) {
   std::istringstream n(sizes);
   std::string rest;
   if (!(n >> b.tx >> x1 >> b.tf >> x2 >> b.tee) || x1 != 'x' || x2 != 'x' || (n >> rest) ||
-      (in >> rest) || b.tx < 1 || b.tf < 1 || b.tee < 1 || b.threads() > 1024)
+      b.tx < 1 || b.tf < 1 || b.tee < 1 || b.threads() > 1024)
     throw MappingError("block configuration '" + text +
                        "': expected three positive sizes t_x x t_f x t_ee with t_x * t_f <= 1024, "
                        "e.g. \"z 32x8x8\"");
+  if (std::string per_sm; in >> per_sm) {
+    std::istringstream m(per_sm);
+    std::string unit;
+    if (!(m >> b.min_blocks) || !std::getline(m, unit) || unit != "/SM" || (in >> rest) ||
+        b.min_blocks < 1 || b.min_blocks > kMaxMinBlocks)
+      throw MappingError("block configuration '" + text +
+                         "': after the sizes, expected only the blocks an SM must hold, 1 to " +
+                         std::to_string(kMaxMinBlocks) + ", e.g. \"z 32x8x1 8/SM\"");
+  }
   b.iteration_axis = axis == "y" ? 1 : 2;
   return b;
 }
 
 std::string to_string(const BlockConfig& block) {
   return std::string(axis_name(block.iteration_axis)) + " " + std::to_string(block.tx) + "x" +
-         std::to_string(block.tf) + "x" + std::to_string(block.tee);
+         std::to_string(block.tf) + "x" + std::to_string(block.tee) +
+         (block.min_blocks > 0 ? " " + std::to_string(block.min_blocks) + "/SM" : "");
 }
 
 Mapping strategy_mapping(const Calculation& calc, const std::string& strategy,

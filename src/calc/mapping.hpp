@@ -41,11 +41,18 @@ char letter(Buffering b);                         // 'u' 'r' 'b' 'p' 'c'
 bool buffering_from_letter(char c, Buffering& b); // false for other letters
 const char* describe(Buffering b);                // "unbuffered", "register", ...
 
+// The most blocks an SM holds at once on the GPUs Saguaro knows (sm_80, sm_90: 32).
+inline constexpr int kMaxMinBlocks = 32;
+
 struct BlockConfig {
   int iteration_axis = 2; // e: 1 (y) or 2 (z); f is the other one
   int tx = 32;            // threads per block along x
   int tf = 8;             // threads per block along f
   int tee = 8;            // points per thread along e
+  // Blocks an SM must hold at once (CUDA's __launch_bounds__ minimum, "8/SM" in the short
+  // form): ptxas then keeps the kernel within registers per SM / (threads x min_blocks)
+  // registers, trading loads in flight per thread for threads in flight. 0: ptxas chooses.
+  int min_blocks = 0;
   int f_axis() const { return 3 - iteration_axis; }
   int threads() const { return tx * tf; }
   bool operator==(const BlockConfig&) const = default;
@@ -151,10 +158,11 @@ Mapping one_thread_per_point(const Calculation& calc);
 Mapping buffered_mapping(const Calculation& calc, Buffering b, const BlockConfig& block);
 Mapping mixed_mapping(const Calculation& calc, const BlockConfig& block);
 
-// "z 32x8x8": the iteration axis (y or z), then t_x x t_f x t_ee. Throws MappingError.
+// "z 32x8x8": the iteration axis (y or z), then t_x x t_f x t_ee, then optionally the blocks an
+// SM must hold ("z 32x8x1 8/SM": BlockConfig::min_blocks). Throws MappingError.
 BlockConfig parse_block_config(const std::string& text);
 
-// "z 32x8x8" (the inverse of parse_block_config).
+// "z 32x8x8", "z 32x8x1 8/SM" (the inverse of parse_block_config).
 std::string to_string(const BlockConfig& block);
 
 // A mapping from a strategy word: a strategy's letter, "u" "r" "b" "p" "c" (buffered_mapping),

@@ -211,7 +211,9 @@ std::string KernelPrinter::print(const std::string& name, bool whole_register_fi
   for (int st : plan_.stores) o << " " << gf_name(stage.stores[std::size_t(st)].grid_function);
   if (plan_.temporaries_out > 0) o << " and " << plan_.temporaries_out << " temporaries";
   o << ".\n// Block: " << tx << " x " << tf << " threads along x and " << F << ", " << tee
-    << " points per thread along " << E << ".\n";
+    << " points per thread along " << E;
+  if (blk.min_blocks > 0) o << "; " << blk.min_blocks << " blocks per SM (registers capped)";
+  o << ".\n";
   for (const calc::PlannedInput& in : plan_.inputs)
     o << "// " << gf_name(in.grid_function) << ": " << describe(in.strategy) << ", "
       << in.loads.size() << (in.loads.size() == 1 ? " offset" : " offsets") << "\n";
@@ -221,8 +223,11 @@ std::string KernelPrinter::print(const std::string& name, bool whole_register_fi
   // registers and 5.7 KB; yet small kernels given that minimum take 2-3x the registers they
   // need. So the runtime compiles once as below, and again with `whole_register_file` for the
   // kernels that spilled, keeping whichever spills less (runtime::cuda::compile_generated).
+  // A mapping's blocks per SM (BlockConfig::min_blocks) ask ptxas for fewer registers instead.
+  const int min_blocks = whole_register_file ? 1 : blk.min_blocks;
   o << "extern \"C\" __global__ void __launch_bounds__(" << tx * tf
-    << (whole_register_file ? ", 1" : "") << ") " << name << "(\n";
+    << (min_blocks > 0 ? ", " + std::to_string(min_blocks) : std::string()) << ") " << name
+    << "(\n";
   std::vector<std::string> args;
   for (const calc::FieldArgument& a : plan_.fields)
     args.push_back((a.written ? "double* __restrict__ f" : "const double* __restrict__ f") +

@@ -1,6 +1,7 @@
 #include "mapper/mapper.hpp"
 #include "mapper/cover.hpp"
 #include "mapper/fission.hpp"
+#include "mapper/occupancy.hpp"
 
 #include <fmt/format.h>
 
@@ -882,6 +883,14 @@ MapResult map_calculation(const calc::Calculation& calc, const model::Device& de
         result.register_fits.push_back(price_mapping(calc, f.mapping, device, options));
         result.register_fits.back().origin = f.origin;
       }
+    // One thread per point with its registers capped for every thread slot (occupancy.hpp).
+    if (std::optional<calc::Mapping> full = full_occupancy_candidate(calc, device);
+        full && !(*full == result.best.mapping)) {
+      const OccupancyCap cap = full_occupancy_cap(device, full->kernels.front().block.threads());
+      result.register_fits.push_back(price_mapping(calc, *full, device, options));
+      result.register_fits.back().origin = fmt::format(
+          "one thread per point, {} blocks/SM (at most {} registers)", cap.blocks, cap.registers);
+    }
     result.stats = search.stats;
   }
   if (options.trace) add_traces(result.best, device, options);

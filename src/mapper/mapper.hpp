@@ -128,12 +128,12 @@ struct SearchStatistics {
 struct MapResult {
   PricedMapping best;
   std::vector<PricedMapping> runners_up; // distinct, fastest first
-  // The register-fit fissions (fission.hpp: every stage split into kernels whose live values
-  // fit a budget, unbuffered, at the default block configuration) at the budgets of
-  // kFissionBudgets, distinct, priced; empty when no stage splits (Method::Model and
-  // Exhaustive only). The empirical finish always times them: they are of another structure
-  // than anything the search reaches, and the model's register estimate does not see what
-  // they save.
+  // Mappings made to fit a register budget, priced (Method::Model and Exhaustive only): the
+  // register-fit fissions (fission.hpp: every stage split into kernels whose live values fit a
+  // budget, unbuffered, at the default block configuration) at the budgets of kFissionBudgets,
+  // distinct, where a stage splits; and one thread per point with its registers capped so an
+  // SM holds every thread it can (occupancy.hpp), where that changes the kernel. The empirical
+  // finish always times them: the model's register estimate does not see what they save.
   std::vector<PricedMapping> register_fits;
   SearchStatistics stats;
 };

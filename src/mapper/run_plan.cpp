@@ -396,12 +396,27 @@ std::vector<std::string> verify_candidates(const calc::Program& program, const T
     const calc::Calculation& c = program.calculations[i];
     const calc::Mapping one_per_point = calc::one_thread_per_point(c);
     const calc::Mapping default_mapping = calc::default_mapping(c);
+    // One thread per point with its registers capped (occupancy.hpp): the same kernels with
+    // blocks per SM set.
+    auto capped = [&](const calc::Mapping& m) {
+      if (m.kernels.size() != one_per_point.kernels.size() || m.kernels.empty()) return 0;
+      const int blocks = m.kernels.front().block.min_blocks;
+      for (std::size_t k = 0; k < m.kernels.size(); ++k) {
+        calc::KernelMapping plain = m.kernels[k];
+        plain.block.min_blocks = 0;
+        if (m.kernels[k].block.min_blocks != blocks || !(plain == one_per_point.kernels[k]))
+          return 0;
+      }
+      return blocks;
+    };
     std::string line = fmt::format("mapper_verify: {}:", c.name);
     for (std::size_t j = 0; j < list.size(); ++j) {
-      const char* label = j == 0                       ? " model's pick"
+      std::string label = j == 0                       ? " model's pick"
                           : list[j] == one_per_point   ? " one thread per point"
                           : list[j] == default_mapping ? " default"
                                                        : "";
+      if (const int blocks = capped(list[j]); j > 0 && blocks > 0)
+        label = fmt::format(" one thread per point, {}/SM", blocks);
       line += fmt::format("{} {:.3f} ms{}", j ? "," : "", seconds[j] * 1e3, label);
     }
     line += fmt::format("; kept {}", calc::to_string(c, list[best]));

@@ -402,5 +402,46 @@ TEST(CudaNvrtc, DefaultMappingsOfWaveAndMicrobenchDoNotSpill) {
   }
 }
 
+// Blocks per SM (calc::BlockConfig::min_blocks) reach ptxas as __launch_bounds__'s minimum: at
+// 8 blocks of 256 threads every kernel keeps within the 32 registers that leaves. Maxwell's
+// right-hand side, printed for its 256^3 patch as a run prints it (constant strides), takes 64
+// unbounded and fits 32 without a spill; the micro-benchmark's spills a little (the finish
+// times it, mapper/occupancy.hpp).
+TEST(CudaNvrtc, BlocksPerSmCapTheRegisters) {
+  if (!runtime::cuda::built_with_cuda()) GTEST_SKIP() << "built without CUDA";
+  runtime::cuda::CompileOptions options;
+  options.cache_dir = SuiteCache::dir();
+  for (const Example& ex : {Example{"par/maxwell.edl", 4}, Example{"par/wave.edl", 8},
+                            Example{"par/microbench.edl", 4}}) {
+    const calc::Program program = load(ex.file, ex.fd_order);
+    std::vector<calc::Mapping> plain, capped;
+    for (const calc::Calculation& c : program.calculations) {
+      plain.push_back(calc::one_thread_per_point(c));
+      capped.push_back(plain.back());
+      for (calc::KernelMapping& k : capped.back().kernels) k.block.min_blocks = 8;
+    }
+    const int ghost = ex.fd_order / 2;
+    const calc::ArrayLayout layout{264, 256 + 2 * ghost}; // 256^3, rows aligned
+    const codegen::CudaModule module = codegen::generate_cuda(program, capped, {}, -1, layout);
+    EXPECT_NE(module.source.find("__launch_bounds__(256, 8)"), std::string::npos);
+    EXPECT_NE(module.source.find("8 blocks per SM"), std::string::npos);
+    const auto compiled = runtime::cuda::compile(module.source, "sm_90", options);
+    const auto unbounded = runtime::cuda::compile(
+        codegen::generate_cuda(program, plain, {}, -1, layout).source, "sm_90", options);
+    for (const codegen::CudaKernel& k : module.kernels) {
+      const runtime::cuda::PtxasReport& r = compiled.kernels.at(k.name);
+      EXPECT_LE(r.registers, 32) << ex.file << " " << k.name;
+      std::printf("[ info ] %s fd %d %s: %d registers, %d bytes spilled at 8 blocks/SM; %d "
+                  "registers unbounded\n",
+                  ex.file.c_str(), ex.fd_order, k.name.c_str(), r.registers, r.spill_stores,
+                  unbounded.kernels.at(k.name).registers);
+      if (k.name.find("maxwell_rhs") != std::string::npos) {
+        EXPECT_EQ(r.spill_stores, 0);
+        EXPECT_GT(unbounded.kernels.at(k.name).registers, 32) << "the cap changes nothing";
+      }
+    }
+  }
+}
+
 } // namespace
 } // namespace saguaro::test

@@ -2,6 +2,7 @@
 // a mapping, for BSSN's right-hand side (which does not fit one kernel) at fd orders 4 and 8;
 // one kernel where one fits; and the mapper hands the fission to the empirical finish.
 #include "mapper/fission.hpp"
+#include "mapper/occupancy.hpp"
 #include "mapper/mapper.hpp"
 #include "mapper/run_plan.hpp"
 #include "mapper_support.hpp"
@@ -14,12 +15,6 @@
 namespace saguaro::mapper {
 namespace {
 
-const calc::Calculation& named(const calc::Program& program, const std::string& name) {
-  for (const calc::Calculation& c : program.calculations)
-    if (c.name == name) return c;
-  throw std::runtime_error("no calculation " + name);
-}
-
 TEST(Fission, BudgetFromTheRegisterFile) {
   EXPECT_EQ(live_value_budget(255), 110); // 255 registers less 35 for addresses, 2 per double
   EXPECT_EQ(live_value_budget(63), 14);
@@ -30,7 +25,7 @@ TEST(Fission, BssnRightHandSideSplitsIntoKernelsThatFit) {
   for (int order : {4, 8}) {
     SCOPED_TRACE("fd order " + std::to_string(order));
     const calc::Program program = test::lower_file("par/bssn/bssn.edl", order);
-    const calc::Calculation& rhs = named(program, "bssn_rhs");
+    const calc::Calculation& rhs = test::calc_named(program, "bssn_rhs");
     const int budget = live_value_budget(255);
     // One kernel keeps far more alive than registers hold (the reason it spills).
     const calc::KernelPlan whole = calc::plan_kernels(rhs, calc::default_mapping(rhs)).at(0);
@@ -65,7 +60,7 @@ TEST(Fission, BssnRightHandSideSplitsIntoKernelsThatFit) {
 // kernels, each within the merge budget (the fission the H100 ran fastest: 80 merged to 140).
 TEST(Fission, MergingToALooserBudgetMakesFewerKernelsWithinIt) {
   const calc::Program program = test::lower_file("par/bssn/bssn.edl", 4);
-  const calc::Calculation& rhs = named(program, "bssn_rhs");
+  const calc::Calculation& rhs = test::calc_named(program, "bssn_rhs");
   const Fission tight = register_fit_fission(rhs, 0, 80);
   const Fission merged = register_fit_fission(rhs, 0, 80, 140);
   EXPECT_TRUE(merged.fits);
@@ -87,7 +82,7 @@ TEST(Fission, OneThatStoresMoreTemporariesThanOutputsIsNotOffered) {
   for (int order : {4, 8}) {
     SCOPED_TRACE("fd order " + std::to_string(order));
     const calc::Program program = test::lower_file("par/bssn/bssn.edl", order);
-    const calc::Calculation& rhs = named(program, "bssn_rhs");
+    const calc::Calculation& rhs = test::calc_named(program, "bssn_rhs");
     const calc::Mapping m = register_fit_mapping(rhs, 80, 140);
     std::size_t temporaries = 0;
     for (const calc::KernelMapping& k : m.kernels) temporaries += k.temporaries.size();
@@ -103,7 +98,7 @@ TEST(Fission, CandidatesEqualTheFissionsMadeOneByOne) {
   for (int order : {4, 8}) {
     SCOPED_TRACE("fd order " + std::to_string(order));
     const calc::Program program = test::lower_file("par/bssn/bssn.edl", order);
-    const calc::Calculation& rhs = named(program, "bssn_rhs");
+    const calc::Calculation& rhs = test::calc_named(program, "bssn_rhs");
     const int full = live_value_budget(255);
     std::vector<calc::Mapping> alone;
     for (const FissionBudget& b : kFissionBudgets)
@@ -127,14 +122,16 @@ TEST(Fission, WhatFitsStaysOneKernel) {
     const Fission f = register_fit_fission(c, 0, live_value_budget(255));
     EXPECT_TRUE(f.fits);
     EXPECT_EQ(f.kernels.size(), 1u) << c.name;
+    // No fission; only the register-capped one thread per point (occupancy.hpp).
     const MapResult r = map_calculation(c, test::device("h100"));
-    EXPECT_TRUE(r.register_fits.empty()) << c.name;
+    ASSERT_EQ(r.register_fits.size(), 1u) << c.name;
+    EXPECT_EQ(r.register_fits[0].mapping, *full_occupancy_candidate(c, test::device("h100")));
   }
 }
 
 TEST(Fission, TheEmpiricalFinishTimesIt) {
   const calc::Program program = test::lower_file("par/bssn/bssn.edl", 4);
-  const calc::Calculation& rhs = named(program, "bssn_rhs");
+  const calc::Calculation& rhs = test::calc_named(program, "bssn_rhs");
   const MapResult r = map_calculation(rhs, test::device("h100"));
   ASSERT_GE(r.register_fits.size(), 2u);
   EXPECT_EQ(r.register_fits[0].origin, "register-fit fission (80 live values, merged to 140)");

@@ -1,0 +1,324 @@
+// B2 (wave, 8th order: phirhs = pi, pirhs = c * Laplacian of phi, 25 points) and B4 (vacuum
+// Maxwell, 4th order: D_t E = curl B, D_t B = -curl E) at 256^3, hand-written in several shapes
+// and timed with CUDA events (median of 21) against the triad of the same process: which shape
+// takes a radius-2..4 stencil to the bandwidth roof (issue 20; Saguaro's kernels and the naive
+// one reach ~82% of the triad on B2 and ~77% on B4).
+//   naive   one thread per point, every neighbour a global load (L1/L2 catch the reuse)
+//   zq      a thread walks NZ points along z keeping the z neighbours in registers (a register
+//           queue: one new load per point and field along z); x and y neighbours global loads
+//   smem    (B2) as zq, with the current plane's x-y tile and its halo in shared memory: one
+//           global load per point plus the halo, two barriers per plane
+// Arrays as Saguaro lays them out: rows padded to 264 doubles, the first interior point of every
+// row 64-byte aligned. Every variant's result is compared with the naive kernel's.
+// On the GPU machine: nvcc -O3 -arch=sm_90 -std=c++17 -o stencil_variants
+// bench/profile/stencil_variants.cu && ./stencil_variants
+#include "profile_common.cuh"
+
+#include <cmath>
+
+namespace {
+constexpr int N = 256;
+
+// Saguaro's layout for ghost width G: pitch 264, first interior point of a row at 8 doubles.
+template <int G>
+struct Layout {
+  static constexpr long long SY = 264, SZ = SY * (N + 2 * G), OFFSET = 8 - G;
+  static constexpr long long TOTAL = OFFSET + SZ * (N + 2 * G);
+  __host__ __device__ static long long at(int i, int j, int k) {
+    return OFFSET + (k + G) * SZ + (j + G) * SY + (i + G);
+  }
+};
+using L4 = Layout<4>; // B2
+using L2 = Layout<2>; // B4
+
+// ------------------------------------------------------------------------------ B2
+// Second derivative, 8th order: c0 u + sum_k ck (u[+k] + u[-k]).
+constexpr double C0 = -205.0 / 72, C1 = 8.0 / 5, C2 = -1.0 / 5, C3 = 8.0 / 315, C4 = -1.0 / 560;
+
+__device__ __forceinline__ double axis8(const double* __restrict__ u, long long p, long long s) {
+  return C1 * (u[p - s] + u[p + s]) + C2 * (u[p - 2 * s] + u[p + 2 * s]) +
+         C3 * (u[p - 3 * s] + u[p + 3 * s]) + C4 * (u[p - 4 * s] + u[p + 4 * s]);
+}
+__device__ __forceinline__ double queue8(const double (&q)[9]) {
+  return C1 * (q[3] + q[5]) + C2 * (q[2] + q[6]) + C3 * (q[1] + q[7]) + C4 * (q[0] + q[8]);
+}
+
+template <int BX, int BY>
+__global__ void __launch_bounds__(BX* BY)
+    wave_naive(const double* __restrict__ u, const double* __restrict__ v,
+               double* __restrict__ urhs, double* __restrict__ vrhs, double c) {
+  const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y, k = blockIdx.z;
+  const long long p = L4::at(i, j, k);
+  urhs[p] = v[p];
+  vrhs[p] = c * (3 * C0 * u[p] + axis8(u, p, 1) + axis8(u, p, L4::SY) + axis8(u, p, L4::SZ));
+}
+
+template <int BX, int BY, int NZ>
+__global__ void __launch_bounds__(BX* BY)
+    wave_zq(const double* __restrict__ u, const double* __restrict__ v, double* __restrict__ urhs,
+            double* __restrict__ vrhs, double c) {
+  const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y;
+  long long p = L4::at(i, j, blockIdx.z * NZ);
+  double q[9];
+#pragma unroll
+  for (int m = 0; m < 9; ++m) q[m] = u[p + (m - 4) * L4::SZ];
+#pragma unroll 2
+  for (int k = 0; k < NZ; ++k, p += L4::SZ) {
+    urhs[p] = v[p];
+    vrhs[p] = c * (3 * C0 * q[4] + axis8(u, p, 1) + axis8(u, p, L4::SY) + queue8(q));
+#pragma unroll
+    for (int m = 0; m < 8; ++m) q[m] = q[m + 1];
+    if (k + 1 < NZ) q[8] = u[p + 5 * L4::SZ];
+  }
+}
+
+template <int BX, int BY, int NZ>
+__global__ void __launch_bounds__(BX* BY)
+    wave_smem(const double* __restrict__ u, const double* __restrict__ v, double* __restrict__ urhs,
+              double* __restrict__ vrhs, double c) {
+  __shared__ double tile[BY + 8][BX + 8];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  long long p = L4::at(blockIdx.x * BX + tx, blockIdx.y * BY + ty, blockIdx.z * NZ);
+  double q[9];
+#pragma unroll
+  for (int m = 0; m < 9; ++m) q[m] = u[p + (m - 4) * L4::SZ];
+  for (int k = 0; k < NZ; ++k, p += L4::SZ) {
+    __syncthreads(); // the previous plane's reads are done
+    tile[ty + 4][tx + 4] = q[4];
+    if (tx < 4) {
+      tile[ty + 4][tx] = u[p - 4];
+      tile[ty + 4][tx + BX + 4] = u[p + BX];
+    }
+    if (ty < 4) {
+      tile[ty][tx + 4] = u[p - 4 * L4::SY];
+      tile[ty + BY + 4][tx + 4] = u[p + BY * L4::SY];
+    }
+    __syncthreads();
+    urhs[p] = v[p];
+    const double cs[5] = {0, C1, C2, C3, C4};
+    double x = 0, y = 0;
+#pragma unroll
+    for (int s = 1; s <= 4; ++s) {
+      x += cs[s] * (tile[ty + 4][tx + 4 - s] + tile[ty + 4][tx + 4 + s]);
+      y += cs[s] * (tile[ty + 4 - s][tx + 4] + tile[ty + 4 + s][tx + 4]);
+    }
+    vrhs[p] = c * (3 * C0 * q[4] + x + y + queue8(q));
+#pragma unroll
+    for (int m = 0; m < 8; ++m) q[m] = q[m + 1];
+    if (k + 1 < NZ) q[8] = u[p + 5 * L4::SZ];
+  }
+}
+
+// ------------------------------------------------------------------------------ B4
+// First derivative, 4th order: (2/3)(u[+1] - u[-1]) - (1/12)(u[+2] - u[-2]).
+constexpr double D1 = 2.0 / 3, D2 = -1.0 / 12;
+__device__ __forceinline__ double d4(const double* __restrict__ u, long long p, long long s) {
+  return D1 * (u[p + s] - u[p - s]) + D2 * (u[p + 2 * s] - u[p - 2 * s]);
+}
+__device__ __forceinline__ double dq(const double (&q)[5]) {
+  return D1 * (q[3] - q[1]) + D2 * (q[4] - q[0]);
+}
+struct Fields {
+  const double *E1, *E2, *E3, *B1, *B2, *B3;
+  double *rE1, *rE2, *rE3, *rB1, *rB2, *rB3;
+};
+
+template <int BX, int BY>
+__global__ void __launch_bounds__(BX* BY) maxwell_naive(Fields f, double c) {
+  const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y, k = blockIdx.z;
+  const long long p = L2::at(i, j, k), y = L2::SY, z = L2::SZ;
+  const double* __restrict__ E1 = f.E1, * __restrict__ E2 = f.E2, * __restrict__ E3 = f.E3, * __restrict__ B1 = f.B1, * __restrict__ B2 = f.B2, * __restrict__ B3 = f.B3;
+  f.rE1[p] = c * (d4(B3, p, y) - d4(B2, p, z));
+  f.rE2[p] = c * (d4(B1, p, z) - d4(B3, p, 1));
+  f.rE3[p] = c * (d4(B2, p, 1) - d4(B1, p, y));
+  f.rB1[p] = -c * (d4(E3, p, y) - d4(E2, p, z));
+  f.rB2[p] = -c * (d4(E1, p, z) - d4(E3, p, 1));
+  f.rB3[p] = -c * (d4(E2, p, 1) - d4(E1, p, y));
+}
+
+// Queues along z for the four fields differentiated along z (E1, E2, B1, B2).
+template <int BX, int BY, int NZ>
+__global__ void __launch_bounds__(BX* BY) maxwell_zq(Fields f, double c) {
+  const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y;
+  long long p = L2::at(i, j, blockIdx.z * NZ);
+  constexpr long long y = L2::SY, z = L2::SZ;
+  const double* __restrict__ E1 = f.E1, * __restrict__ E2 = f.E2, * __restrict__ E3 = f.E3, * __restrict__ B1 = f.B1, * __restrict__ B2 = f.B2, * __restrict__ B3 = f.B3;
+  double e1[5], e2[5], b1[5], b2[5];
+#pragma unroll
+  for (int m = 0; m < 5; ++m) {
+    const long long o = p + (m - 2) * z;
+    e1[m] = E1[o], e2[m] = E2[o], b1[m] = B1[o], b2[m] = B2[o];
+  }
+#pragma unroll 1 // unrolled twice, ptxas takes 102 registers
+  for (int k = 0; k < NZ; ++k, p += z) {
+    f.rE1[p] = c * (d4(B3, p, y) - dq(b2));
+    f.rE2[p] = c * (dq(b1) - d4(B3, p, 1));
+    f.rE3[p] = c * (d4(B2, p, 1) - d4(B1, p, y));
+    f.rB1[p] = -c * (d4(E3, p, y) - dq(e2));
+    f.rB2[p] = -c * (dq(e1) - d4(E3, p, 1));
+    f.rB3[p] = -c * (d4(E2, p, 1) - d4(E1, p, y));
+#pragma unroll
+    for (int m = 0; m < 4; ++m)
+      e1[m] = e1[m + 1], e2[m] = e2[m + 1], b1[m] = b1[m + 1], b2[m] = b2[m + 1];
+    if (k + 1 < NZ) {
+      const long long o = p + 3 * z;
+      e1[4] = E1[o], e2[4] = E2[o], b1[4] = B1[o], b2[4] = B2[o];
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------ harness
+template <class L>
+double* device_array(const std::vector<double>& host) {
+  double* d = nullptr;
+  CK(cudaMalloc(&d, L::TOTAL * sizeof(double))); // 256-byte aligned
+  if (host.empty())
+    CK(cudaMemset(d, 0, L::TOTAL * sizeof(double)));
+  else
+    CK(cudaMemcpy(d, host.data(), L::TOTAL * sizeof(double), cudaMemcpyHostToDevice));
+  return d;
+}
+template <class L>
+std::vector<double> host_field(double a, double b) {
+  std::vector<double> h(L::TOTAL);
+  for (long long t = 0; t < L::TOTAL; ++t)
+    h[t] = std::sin(a * double(t)) + 0.25 * std::cos(b * double(t));
+  return h;
+}
+template <class L>
+std::vector<double> fetch(const double* d) {
+  std::vector<double> h(L::TOTAL);
+  CK(cudaMemcpy(h.data(), d, L::TOTAL * sizeof(double), cudaMemcpyDeviceToHost));
+  return h;
+}
+// max over the interior of |a - b|, relative to max |b|
+template <class L>
+double difference(const std::vector<double>& a, const std::vector<double>& b) {
+  double worst = 0, scale = 0;
+  for (int k = 0; k < N; ++k)
+    for (int j = 0; j < N; ++j)
+      for (int i = 0; i < N; ++i) {
+        const long long p = L::at(i, j, k);
+        worst = std::max(worst, std::fabs(a[p] - b[p]));
+        scale = std::max(scale, std::fabs(b[p]));
+      }
+  return scale > 0 ? worst / scale : worst;
+}
+
+void triad_roofline() {
+  const u64 n2 = u64(1) << 26; // 3 arrays of 1 GiB
+  double2 *a, *b, *d;
+  CK(cudaMalloc(&a, n2 * 16));
+  CK(cudaMalloc(&b, n2 * 16));
+  CK(cudaMalloc(&d, n2 * 16));
+  CK(cudaMemset(b, 0, n2 * 16));
+  CK(cudaMemset(d, 0, n2 * 16));
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  time_launch("triad (roofline)", 48.0 * n2, [&] { triad<<<sms * 32, 256>>>(a, b, d, 1.5, n2); });
+  CK(cudaFree(a));
+  CK(cudaFree(b));
+  CK(cudaFree(d));
+}
+
+void wave() {
+  printf("B2 wave 8th order, 32 B/point compulsory\n");
+  const std::vector<double> hu = host_field<L4>(1e-3, 3e-5), hv = host_field<L4>(2e-3, 7e-5);
+  double *u = device_array<L4>(hu), *v = device_array<L4>(hv), *urhs = device_array<L4>({}),
+         *vrhs = device_array<L4>({});
+  const double c = 0.37, bytes = 32.0 * N * N * N;
+  wave_naive<32, 8><<<dim3(N / 32, N / 8, N), dim3(32, 8)>>>(u, v, urhs, vrhs, c);
+  CK(cudaDeviceSynchronize());
+  const std::vector<double> reference = fetch<L4>(vrhs);
+  auto run = [&](const char* name, auto launch) {
+    CK(cudaMemset(vrhs, 0, L4::TOTAL * sizeof(double)));
+    CK(cudaMemset(urhs, 0, L4::TOTAL * sizeof(double)));
+    time_launch(name, bytes, launch);
+    printf("    difference from naive %.1e, phirhs - pi %.1e\n",
+           difference<L4>(fetch<L4>(vrhs), reference), difference<L4>(fetch<L4>(urhs), hv));
+  };
+#define WAVE_NAIVE(BX, BY)                                                                         \
+  run("wave naive " #BX "x" #BY,                                                                   \
+      [&] { wave_naive<BX, BY><<<dim3(N / BX, N / BY, N), dim3(BX, BY)>>>(u, v, urhs, vrhs, c); })
+#define WAVE(KIND, BX, BY, NZ)                                                                     \
+  run("wave " #KIND " " #BX "x" #BY " nz " #NZ, [&] {                                              \
+    wave_##KIND<BX, BY, NZ><<<dim3(N / BX, N / BY, N / NZ), dim3(BX, BY)>>>(u, v, urhs, vrhs, c);  \
+  })
+  WAVE_NAIVE(32, 8);
+  WAVE_NAIVE(32, 4);
+  WAVE_NAIVE(64, 4);
+  WAVE_NAIVE(128, 2);
+  WAVE_NAIVE(256, 1);
+  WAVE(zq, 32, 8, 8);
+  WAVE(zq, 32, 8, 16);
+  WAVE(zq, 32, 8, 32);
+  WAVE(zq, 32, 8, 64);
+  WAVE(zq, 64, 4, 16);
+  WAVE(zq, 64, 4, 32);
+  WAVE(zq, 128, 2, 32);
+  WAVE(zq, 32, 16, 32);
+  WAVE(smem, 32, 8, 16);
+  WAVE(smem, 32, 8, 32);
+  WAVE(smem, 32, 8, 64);
+  WAVE(smem, 32, 16, 32);
+  WAVE(smem, 32, 16, 64);
+  WAVE(smem, 64, 8, 32);
+  WAVE(smem, 64, 8, 64);
+  WAVE(smem, 64, 4, 32);
+  for (double* d : {u, v, urhs, vrhs}) CK(cudaFree(d));
+}
+
+void maxwell() {
+  printf("B4 Maxwell 4th order, 96 B/point compulsory\n");
+  std::vector<double*> in, out;
+  for (int f = 0; f < 6; ++f) {
+    in.push_back(device_array<L2>(host_field<L2>(1e-3 * (f + 1), 3e-5 * (f + 2))));
+    out.push_back(device_array<L2>({}));
+  }
+  const Fields fields{in[0],  in[1],  in[2],  in[3],  in[4],  in[5],
+                      out[0], out[1], out[2], out[3], out[4], out[5]};
+  const double c = 0.37, bytes = 96.0 * N * N * N;
+  maxwell_naive<32, 8><<<dim3(N / 32, N / 8, N), dim3(32, 8)>>>(fields, c);
+  CK(cudaDeviceSynchronize());
+  std::vector<std::vector<double>> reference;
+  for (double* d : out) reference.push_back(fetch<L2>(d));
+  auto run = [&](const char* name, auto launch) {
+    for (double* d : out) CK(cudaMemset(d, 0, L2::TOTAL * sizeof(double)));
+    time_launch(name, bytes, launch);
+    double worst = 0;
+    for (int f = 0; f < 6; ++f)
+      worst = std::max(worst, difference<L2>(fetch<L2>(out[f]), reference[f]));
+    printf("    difference from naive %.1e\n", worst);
+  };
+#define MAXWELL_NAIVE(BX, BY)                                                                      \
+  run("maxwell naive " #BX "x" #BY,                                                                \
+      [&] { maxwell_naive<BX, BY><<<dim3(N / BX, N / BY, N), dim3(BX, BY)>>>(fields, c); })
+#define MAXWELL_ZQ(BX, BY, NZ)                                                                     \
+  run("maxwell zq " #BX "x" #BY " nz " #NZ,                                                        \
+      [&] { maxwell_zq<BX, BY, NZ><<<dim3(N / BX, N / BY, N / NZ), dim3(BX, BY)>>>(fields, c); })
+  MAXWELL_NAIVE(32, 8);
+  MAXWELL_NAIVE(32, 4);
+  MAXWELL_NAIVE(64, 4);
+  MAXWELL_NAIVE(128, 2);
+  MAXWELL_NAIVE(256, 1);
+  MAXWELL_ZQ(32, 8, 8);
+  MAXWELL_ZQ(32, 8, 16);
+  MAXWELL_ZQ(32, 8, 32);
+  MAXWELL_ZQ(32, 8, 64);
+  MAXWELL_ZQ(64, 4, 16);
+  MAXWELL_ZQ(64, 4, 32);
+  MAXWELL_ZQ(128, 2, 32);
+  MAXWELL_ZQ(32, 16, 32);
+  for (double* d : in) CK(cudaFree(d));
+  for (double* d : out) CK(cudaFree(d));
+}
+
+} // namespace
+
+int main() {
+  triad_roofline();
+  wave();
+  maxwell();
+  triad_roofline(); // the roofline again after the kernels (clocks, heat)
+  return 0;
+}
