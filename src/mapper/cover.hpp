@@ -97,7 +97,7 @@ struct CoverStats {
 //   to 0 (`forbidden` is empty or one flag per group).
 // Without `check`, glp_intopt with its presolver. With it, glp_simplex and then glp_intopt
 // whose GLP_IROWGEN callback adds the no-goods as lazy rows: one branch and bound instead of
-// one per no-good (a 40-vertex stress case: 0.6 s instead of 6.3 s; see cover.cpp); the
+// one per no-good (a 40-vertex stress case: 0.6 s instead of 6.3 s; see cover_ilp.cpp); the
 // all-singletons cover, when allowed and acceptable, is its first incumbent (so that a solve
 // stopped by a limit has a cover to return).
 // Costs are scaled for GLPK's absolute tolerances; optimal within ~1e-7 of the largest cost.
