@@ -1,5 +1,6 @@
 // Helpers for whole-simulation tests: a temporary directory shared by the ranks, .par files
-// written into it, runs through the library (host::Simulation) on any communicator.
+// written into it (the standing wave of par/wave.edl among them), runs through the library
+// (host::Simulation) on any communicator.
 #pragma once
 
 #include "grid/grid.hpp"
@@ -56,6 +57,34 @@ inline std::string par_text(const std::string& active, Settings base, const Sett
   std::string text = "ActiveThorns = " + quoted(active) + "\n";
   for (const auto& [k, v] : base) text += k + " = " + v + "\n";
   return text;
+}
+
+// `rel`, a path below the source tree (such as "par/wave.edl"), as an absolute path.
+inline std::string source(const std::string& rel) {
+  return std::string(SAGUARO_SOURCE_DIR) + "/" + rel;
+}
+
+// The standing wave of par/wave.edl on a periodic unit box with N cells per axis, RK4,
+// dt = h/4, to t = 1/4 (N steps, so every resolution lands on the same final time).
+inline std::string wave_par(int n, int fd_order, const Settings& overrides = {}) {
+  Settings base = {
+      {"Saguaro::equations", quoted(source("par/wave.edl"))},
+      {"Saguaro::fd_order", std::to_string(fd_order)},
+      {"Saguaro::backend", quoted("cpu")},
+      {"Saguaro::cache_dir", quoted(test_cache_dir())},
+      {"Saguaro::progress_every", "0"},
+      {"Cactus::cctk_show_schedule", "no"},
+      {"CoordBase::spacing", quoted("numcells")},
+      {"CoordBase::ncells_x", std::to_string(n)},
+      {"CoordBase::ncells_y", std::to_string(n)},
+      {"CoordBase::ncells_z", std::to_string(n)},
+      {"Periodic::periodic", "yes"},
+      {"MoL::ODE_Method", quoted("RK4")},
+      {"Time::dtfac", "0.25"},
+      {"Cactus::terminate", quoted("time")},
+      {"Cactus::cctk_final_time", "0.25"},
+  };
+  return par_text("Saguaro WaveDemo", base, overrides);
 }
 
 // Runs the .par file on `comm`; `inspect` sees the finished simulation.

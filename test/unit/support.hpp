@@ -1,12 +1,16 @@
 // Helpers shared by the unit tests: where the source tree and the `saguaro` executable are,
-// reading the example thorns, running the CLI, lowering EDL, and looking things up in a lowered
-// Calculation. Everything is `inline`, so a test file that does not use a helper pays nothing.
+// reading the example thorns, running the CLI, lowering EDL, looking things up in a lowered
+// Calculation and evaluating it at a point. Everything is `inline`, so a test file that does not
+// use a helper pays nothing.
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -16,6 +20,7 @@
 #include <system_error>
 #include <vector>
 
+#include "calc/interpreter.hpp"
 #include "calc/lower.hpp"
 #include "edl/parser.hpp"
 
@@ -123,6 +128,35 @@ inline calc::Program lower_file(const std::string& relative, int fd_order = 4) {
   return calc::lower(edl::parse_file(source_dir() + "/" + relative), calc::LowerOptions{fd_order});
 }
 
+// `body` inside `begin thorn T` ... `end thorn`.
+inline std::string thorn(const std::string& body) {
+  return "begin thorn T\n" + body + "\nend thorn\n";
+}
+
+// A thorn with one calculation `c` of the given equations over the given variables.
+inline std::string simple(const std::string& variables, const std::string& equations,
+                          const std::string& extra = "") {
+  return thorn(extra + "\nbegin variables\n" + variables + "\nend variables\n" +
+               "begin calculation c\n" + equations + "\nend calculation\n");
+}
+
+// User-defined difference operators (and the parameter one of them reads), as `extra` of simple.
+inline constexpr const char* kOperators = R"(
+  begin parameters
+    eps : real "dissipation", default: 0.5
+  end parameters
+  begin derivatives
+    Dplus u_i  = (u_(i+1) - u_(i)) / h
+    Dcen  u_i  = (u_(i+1) - u_(i-1)) / (2*h)
+    Dxx   u_ii = (u_(i+1) - 2 u_(i) + u_(i-1)) / h**2
+    Dxy   u_ij = (u_(i+1,j+1) - u_(i+1,j-1) - u_(i-1,j+1) + u_(i-1,j-1)) / (4 h_i h_j)
+    Dskew u_ij = (u_(i+1,j-1) - u_(i)) / h_i
+    Ddiss u_i  = eps * (u_(i+1) - 2 u_(i) + u_(i-1)) / h
+    Dsp   u_i  = u_(i+1)
+    Dsm   u_i  = u_(i-1)
+  end derivatives
+)";
+
 // ---- looking into a lowered calculation ---------------------------------------------------------
 
 inline const calc::Calculation& calc_named(const calc::Program& p, const std::string& name) {
@@ -171,6 +205,49 @@ inline std::map<std::string, std::set<calc::Offset>> loads_below(const calc::Cal
     if (n.op == calc::Op::Load) out[c.grid_functions[n.index].name].insert(n.offset);
   }
   return out;
+}
+
+// ---- evaluating a lowered calculation at a point -----------------------------------------------
+
+using Field = std::function<double(double, double, double)>;
+
+// One point of evaluation: fields by grid-function name, evaluated at the shifted coordinates.
+struct Point {
+  std::map<std::string, Field> fields;
+  std::array<double, 3> x{0.3, -0.7, 1.1};
+  std::array<double, 3> h{0.1, 0.1, 0.1};
+  double t = 0.0;
+  std::vector<double> parameters; // empty: the program's defaults
+};
+
+inline double eval_node(const calc::Program& prog, const calc::Calculation& c, calc::NodeId id,
+                        const Point& pt) {
+  calc::Interpreter interp(c);
+  calc::PointInputs in;
+  in.coordinate = pt.x;
+  in.spacing = pt.h;
+  in.time = pt.t;
+  in.parameters = pt.parameters.empty() ? default_parameters(prog) : pt.parameters;
+  in.load = [&](int gf, const calc::Offset& o) {
+    const std::string& name = c.grid_functions.at(gf).name;
+    auto it = pt.fields.find(name);
+    if (it == pt.fields.end()) throw std::runtime_error("no field for " + name);
+    return it->second(pt.x[0] + o[0] * pt.h[0], pt.x[1] + o[1] * pt.h[1], pt.x[2] + o[2] * pt.h[2]);
+  };
+  return interp.evaluate_node(id, in);
+}
+
+inline double eval(const calc::Program& prog, const calc::Calculation& c, const std::string& gf,
+                   const Point& pt) {
+  return eval_node(prog, c, store_of(c, gf), pt);
+}
+
+inline Field constant_field(double v) {
+  return [v](double, double, double) { return v; };
+}
+
+inline double rel_err(double a, double b) {
+  return std::fabs(a - b) / std::max(1.0, std::fabs(b));
 }
 
 } // namespace saguaro::test
