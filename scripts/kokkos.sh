@@ -15,19 +15,25 @@
 SAGUARO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SAGUARO_KOKKOS_SOURCE_VERSION="13.2.0-4" # Debian's trilinos source package (Kokkos 3.4.1)
 
+# Print the CMake package directory of the Kokkos installed under $1; fail when there is none.
+saguaro_kokkos_config() {
+  local config
+  for config in "$1"/lib/cmake/Kokkos "$1"/lib64/cmake/Kokkos; do
+    if [[ -f "$config/KokkosConfig.cmake" ]]; then
+      echo "$config"
+      return 0
+    fi
+  done
+  return 1
+}
+
 # Print the Kokkos_DIR of the OpenMP Kokkos, building it first if it is not there. Progress
 # goes to standard error; a failure says which step failed and returns non-zero.
 saguaro_kokkos_openmp() (
   set -euo pipefail
   local top="$SAGUARO_ROOT/build-kokkos"
   local prefix="$top/install"
-  local config
-  for config in "$prefix"/lib/cmake/Kokkos "$prefix"/lib64/cmake/Kokkos; do
-    if [[ -f "$config/KokkosConfig.cmake" ]]; then
-      echo "$config"
-      return 0
-    fi
-  done
+  saguaro_kokkos_config "$prefix" && return 0
 
   command -v apt-get >/dev/null 2>&1 || {
     echo "kokkos.sh: needs apt-get (Debian) to fetch Debian's trilinos source package" >&2
@@ -68,14 +74,10 @@ saguaro_kokkos_openmp() (
     return 1
   }
   rm -rf "$top/src" "$top/apt" # 200 MB of sources and index; the installation stays
-  for config in "$prefix"/lib/cmake/Kokkos "$prefix"/lib64/cmake/Kokkos; do
-    if [[ -f "$config/KokkosConfig.cmake" ]]; then
-      echo "$config"
-      return 0
-    fi
-  done
-  echo "kokkos.sh: Kokkos installed into $prefix without a KokkosConfig.cmake" >&2
-  return 1
+  saguaro_kokkos_config "$prefix" || {
+    echo "kokkos.sh: Kokkos installed into $prefix without a KokkosConfig.cmake" >&2
+    return 1
+  }
 )
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then

@@ -3,7 +3,6 @@
 #include "model/model.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 namespace saguaro::mapper {
 
@@ -13,10 +12,7 @@ OccupancyCap full_occupancy_cap(const model::Device& device, int threads) {
   if (device.max_blocks_per_sm > 0) blocks = std::min(blocks, int(device.max_blocks_per_sm));
   blocks = std::min(blocks, calc::kMaxMinBlocks);
   if (blocks < 1) return {};
-  // Registers are allocated per thread in units of 8.
-  const int registers = 8 * int(std::floor(device.registers_per_sm / (threads * blocks) / 8));
-  const int most = device.max_registers_per_thread > 0 ? int(device.max_registers_per_thread) : 255;
-  return {blocks, std::min(registers, most)};
+  return {blocks, model::register_cap(device, threads, blocks)};
 }
 
 std::optional<calc::Mapping> full_occupancy_candidate(const calc::Calculation& calc,

@@ -23,6 +23,14 @@ double estimated_registers(const KernelProfile& kernel) {
          kRegistersPerLoad * double(loads);
 }
 
+int register_cap(const Device& d, int threads, int min_blocks) {
+  int cap = d.max_registers_per_thread > 0 ? int(d.max_registers_per_thread) : 255;
+  if (min_blocks > 0 && threads > 0 && d.registers_per_sm > 0)
+    cap =
+        std::min(cap, 8 * int(std::floor(d.registers_per_sm / (double(threads) * min_blocks) / 8)));
+  return cap;
+}
+
 int intermediate_registers(const KernelProfile& kernel) {
   // predict counts one element per unbuffered input itself (Table IVd): the rest is n_reg^inter.
   const long r = std::lround(estimated_registers(kernel) / 2) - long(kernel.inputs.size());
@@ -224,11 +232,7 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
     // estimate needs beyond that spills, kSpillBytesPerRegister of spill stores and loads per
     // register missing (fitted with the estimate: model.hpp). The spills are L2 traffic below,
     // as ptxas's are once the kernel has been compiled.
-    double cap = d.max_registers_per_thread > 0 ? d.max_registers_per_thread : 255;
-    // Blocks an SM must hold (BlockConfig::min_blocks) lower the cap as ptxas lowers it:
-    // the register file shared among them, in whole allocation units of 8 per thread.
-    if (blk.min_blocks > 0 && d.registers_per_sm > 0)
-      cap = std::min(cap, 8 * std::floor(d.registers_per_sm / (plane * blk.min_blocks) / 8));
+    const double cap = register_cap(d, threads, blk.min_blocks);
     const double needed = std::ceil(2 * reg_elements);
     p.registers_per_thread = int(std::min(needed, cap));
     p.M_reg = plane * std::min(reg_elements, cap / 2);

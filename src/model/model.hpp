@@ -83,6 +83,10 @@ inline constexpr double kRegisterBase = 40, kRegistersPerFlop = 0.23, kRegisters
 // (second-order stencils).
 inline constexpr double kSpillBytesPerRegister = 4;
 double estimated_registers(const KernelProfile& kernel); // R, uncapped
+// The registers a thread of a `threads`-thread block may have: max_registers_per_thread (255
+// where the description does not say), lowered where `min_blocks` blocks must share an SM's
+// register file (calc::BlockConfig::min_blocks), in allocation units of 8 as ptxas lowers it.
+int register_cap(const Device& d, int threads, int min_blocks);
 // R / 2 elements less one per input (predict counts those), at least 0.
 int intermediate_registers(const KernelProfile& kernel);
 
