@@ -44,6 +44,8 @@ namespace {
 // One point per thread: up to this many loads per point the body is straight-line code
 // (KernelPrinter::print_loop says why and what was measured).
 constexpr std::size_t kStraightLineLoads = 32;
+// The same for a kernel whose registers are capped by blocks per SM (BlockConfig::min_blocks).
+constexpr std::size_t kStraightLineLoadsCapped = 64;
 
 const char* kAxis[3] = {"x", "y", "z"};
 
@@ -421,10 +423,15 @@ void KernelPrinter::print_loop(std::ostringstream& o, const std::string& body_te
   // divisions). With many loads the loop stays: straight-line, the compiler keeps every load's
   // address live at once. Measured on the H100 at 256^3 (bench suite, 2026-11-24): B1, 8 loads,
   // 209 -> 192 us (the naive kernel: 190); B2, 26 loads, 226 -> 221 us; but B4, 48 loads,
-  // 721 -> 728 us, and B3, 90 loads, 822 -> 1062 us (32 -> 182 registers).
+  // 721 -> 728 us, and B3, 90 loads, 822 -> 1062 us (32 -> 182 registers). With its registers
+  // capped by blocks per SM the addresses cannot all stay live, and the limit is higher: at
+  // 8/SM (32 registers, H100, 2026-11-27) B4 ran 690 us as a loop and 658 straight-line (the
+  // hand-written kernel: 643), but B3's 90 loads 736 as a loop and 751 straight-line.
   std::size_t loads = 0;
   for (const calc::PlannedInput& in : plan_.inputs) loads += in.loads.size();
-  if (plan_.block.tee == 1 && loads <= kStraightLineLoads)
+  const std::size_t straight_line =
+      plan_.block.min_blocks > 0 ? kStraightLineLoadsCapped : kStraightLineLoads;
+  if (plan_.block.tee == 1 && loads <= straight_line)
     o << "  if (" << E << "_begin < " << E << "_stop) {\n    const int " << E << "i = " << E
       << "_begin;\n";
   else

@@ -89,8 +89,10 @@ CompiledModule compile(const std::string& source, const std::string& arch,
 // them, then, if ptxas spilled in any kernel, again with those kernels given the whole
 // register file (codegen::generate_cuda's `whole_register_file`), and a third time if that
 // made some of them spill more, without those. Each kernel ends in the form that spilled
-// less. Every compile goes through compile()'s cache, so a rerun compiles nothing. `only` >= 0:
-// that calculation's kernels alone, `layout`: strides as constants (codegen::generate_cuda's).
+// less, except a kernel whose mapping sets blocks per SM (calc::BlockConfig::min_blocks): it
+// keeps the cap it asked for, spills and all. Every compile goes through compile()'s cache, so a
+// rerun compiles nothing. `only` >= 0: that calculation's kernels alone, `layout`: strides as
+// constants (codegen::generate_cuda's).
 struct CompiledProgram {
   codegen::CudaModule generated;
   CompiledModule compiled;

@@ -241,6 +241,46 @@ TEST(CudaCodegen, WholeRegisterFileSetsTheMinimumBlocks) {
   EXPECT_FALSE(whole.kernels[0].whole_register_file);
 }
 
+// One point per thread is straight-line code up to 32 loads a point, and up to 64 when blocks
+// per SM cap the registers (KernelPrinter::print_loop): Maxwell's right-hand side (48 loads) is
+// a loop of one trip unbounded and straight-line at 8/SM, the micro-benchmark's (90) a loop
+// either way; the capped forms compute what the interpreter does.
+TEST(CudaCodegen, CappedKernelsAreStraightLineUpTo64Loads) {
+  auto rhs_text = [](const std::string& source, const std::string& name) {
+    const std::size_t at = source.find(name + "(");
+    return source.substr(at, source.find("\n}\n", at) - at);
+  };
+  struct Case {
+    std::string file, kernel; // the right-hand side's kernel: its name contains `kernel`
+    bool straight_when_capped;
+  };
+  for (const auto& [file, kernel, straight_when_capped] :
+       {Case{"par/maxwell.edl", "_maxwell_rhs_", true},
+        Case{"par/microbench.edl", "_microbench_", false}}) {
+    const calc::Program program = load(file);
+    std::vector<calc::Mapping> plain, capped;
+    for (const calc::Calculation& c : program.calculations) {
+      plain.push_back(calc::one_thread_per_point(c));
+      capped.push_back(plain.back());
+      for (calc::KernelMapping& k : capped.back().kernels) k.block.min_blocks = 8;
+    }
+    const codegen::CudaModule unbounded = codegen::generate_cuda(program, plain);
+    const codegen::CudaModule bounded = codegen::generate_cuda(program, capped);
+    const auto rhs =
+        std::find_if(bounded.kernels.begin(), bounded.kernels.end(),
+                     [&](const auto& k) { return k.name.find(kernel) != std::string::npos; });
+    ASSERT_NE(rhs, bounded.kernels.end()) << file;
+    const std::string loop = "for (int zi = z_begin; zi < z_stop; ++zi)";
+    const std::string straight = "if (z_begin < z_stop) {";
+    EXPECT_NE(rhs_text(unbounded.source, rhs->name).find(loop), std::string::npos) << file;
+    const std::string text = rhs_text(bounded.source, rhs->name);
+    EXPECT_EQ(text.find(straight_when_capped ? straight : loop) != std::string::npos, true) << file;
+    EXPECT_EQ(text.find(straight_when_capped ? loop : straight), std::string::npos) << file;
+    auto reference_backend = runtime::make_backend("interpreter", {});
+    expect_emulator_matches(program, bounded, capped, reference_backend->compile(program));
+  }
+}
+
 // A calculation split into two kernels that pass a shared value (the Laplacian of u)
 // through a temporary grid function: kernel 0 stores a and the temporary, kernel 1 loads it
 // and stores b.
