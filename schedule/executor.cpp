@@ -23,8 +23,23 @@ void Timers::add(const std::string& name, double seconds, long calls) {
   it->second.second += seconds;
 }
 
-void Timers::add_device(const std::string& name, double seconds) {
-  device_[name] += seconds;
+void Timers::add_device(const std::string& name, double seconds, bool in_sampled_step) {
+  (in_sampled_step ? device_in_steps_ : device_)[name] += seconds;
+}
+
+void Timers::add_step(double seconds, bool sampled) {
+  steps_seconds_ += seconds;
+  ++steps_;
+  if (!sampled) return;
+  sampled_steps_seconds_ += seconds;
+  ++sampled_steps_;
+}
+
+std::map<std::string, double> Timers::device_table() const {
+  std::map<std::string, double> out = device_;
+  const double scale = sampled_steps_seconds_ > 0 ? steps_seconds_ / sampled_steps_seconds_ : 1.0;
+  for (const auto& [name, seconds] : device_in_steps_) out[name] += seconds * scale;
+  return out;
 }
 
 std::string Timers::report() const {
@@ -61,10 +76,12 @@ std::string Timers::report() const {
 
 std::string Timers::report_with_device() const {
   std::vector<std::string> rows = order_;
+  const std::map<std::string, double> device_seconds = device_table();
   auto device = [&](const std::string& name) {
-    auto it = device_.find(name);
-    return it == device_.end() ? 0.0 : it->second;
+    auto it = device_seconds.find(name);
+    return it == device_seconds.end() ? 0.0 : it->second;
   };
+
   std::stable_sort(rows.begin(), rows.end(), [&](const std::string& a, const std::string& b) {
     return device(a) > device(b);
   });
@@ -94,6 +111,10 @@ std::string Timers::report_with_device() const {
   out += "device: the GPU's compute queue from a function's start to its end, nested functions\n"
          "taken out; host: the wall clock, which for a GPU's asynchronous launches shows where\n"
          "the host waited, not where the GPU worked\n";
+  if (sampled_steps_ > 0 && sampled_steps_ < steps_)
+    out += fmt::format("device times inside the time steps measured on {} of {} steps "
+                       "(Saguaro::device_timer_every) and scaled to all {}: {:.6f} s\n",
+                       sampled_steps_, steps_, steps_, steps_seconds_);
   return out;
 }
 
@@ -154,9 +175,10 @@ const std::function<void()>& Executor::bound(const ScheduleItem& item) const {
 
 void Executor::run_as(const ScheduleItem& item, const std::function<void()>& fn, long calls) {
   nested_seconds_.push_back(0.0);
-  const bool device = device_space_ != nullptr && device_space_->on_device();
+  const bool device = device_space_ != nullptr && device_timing_ != DeviceTiming::unsampled_step &&
+                      device_space_->on_device();
   if (device) {
-    DeviceSpan span{qualified(item)};
+    DeviceSpan span{qualified(item), device_timing_ == DeviceTiming::sampled_step};
     span.parent = device_open_.empty() ? -1 : device_open_.back();
     span.before = device_space_->mark(runtime::ArraySpace::Queue::compute);
     device_open_.push_back(int(device_pending_.size()));
@@ -182,32 +204,47 @@ void Executor::run_as(const ScheduleItem& item, const std::function<void()>& fn,
   if (!nested_seconds_.empty()) nested_seconds_.back() += elapsed;
 }
 
-void Executor::resolve_device_times() {
+void Executor::resolve_device_times(int before) {
   if (device_pending_.empty()) return;
-  // Spans still open (the caller of this) stay pending; their children are done.
-  std::vector<double> self(device_pending_.size(), 0.0);
-  for (std::size_t i = 0; i < device_pending_.size(); ++i) {
+  // A span is booked when it has finished before mark `before` and its caller is booked with it
+  // or still open (a caller comes before its callees in device_pending_). Spans still open (the
+  // caller of this) stay pending; their children are booked.
+  const std::size_t n = device_pending_.size();
+  std::vector<char> booked(n, 0), open_span(n, 0);
+  for (int o : device_open_) open_span[std::size_t(o)] = 1;
+  for (std::size_t i = 0; i < n; ++i) {
     const DeviceSpan& s = device_pending_[i];
-    if (s.after < 0) continue;
+    const bool caller_goes =
+        s.parent < 0 || booked[std::size_t(s.parent)] || open_span[std::size_t(s.parent)];
+    booked[i] = s.after >= 0 && s.after < before && caller_goes;
+  }
+  std::vector<double> self(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!booked[i]) continue;
+    const DeviceSpan& s = device_pending_[i];
     const double span = std::max(0.0, device_space_->seconds(s.before, s.after));
     self[i] += span;
     if (s.parent >= 0) self[std::size_t(s.parent)] -= span;
   }
-  std::vector<DeviceSpan> open;
-  for (std::size_t i = 0; i < device_pending_.size(); ++i) {
-    if (device_pending_[i].after < 0) continue;
-    timers_.add_device(device_pending_[i].name, std::max(0.0, self[i]));
+  for (std::size_t i = 0; i < n; ++i)
+    if (booked[i])
+      timers_.add_device(device_pending_[i].name, std::max(0.0, self[i]),
+                         device_pending_[i].in_sampled_step);
+  // What stays: finished spans of later marks (with their callees) and the open ones, whose
+  // booked children's time is already off the books: each starts its span anew from a fresh
+  // mark, keeping its own nesting.
+  std::vector<DeviceSpan> kept;
+  std::vector<int> index(n, -1);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (booked[i]) continue;
+    DeviceSpan s = device_pending_[i];
+    s.parent = s.parent >= 0 ? index[std::size_t(s.parent)] : -1;
+    if (open_span[i]) s.before = device_space_->mark(runtime::ArraySpace::Queue::compute);
+    index[i] = int(kept.size());
+    kept.push_back(std::move(s));
   }
-  // An open span's children are booked: it keeps its own marks and restarts its nesting.
-  for (int& o : device_open_) {
-    DeviceSpan s = device_pending_[std::size_t(o)];
-    s.parent = open.empty() ? -1 : int(open.size()) - 1;
-    // Its children's time is already off the books: start its span anew from a fresh mark.
-    s.before = device_space_->mark(runtime::ArraySpace::Queue::compute);
-    o = int(open.size());
-    open.push_back(std::move(s));
-  }
-  device_pending_ = std::move(open);
+  for (int& o : device_open_) o = index[std::size_t(o)];
+  device_pending_ = std::move(kept);
 }
 
 std::vector<std::string> Executor::unbound() const {

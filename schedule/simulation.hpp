@@ -30,6 +30,7 @@
 #include <chrono>
 #include <iosfwd>
 #include <limits>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -86,8 +87,11 @@ public:
   const mapper::RunPlan& run_plan() const { return plan_; }
   // Saguaro::time_tile's decision (use: the step is time-tiled).
   const mapper::TimeTileChoice& time_tile() const { return time_tile_choice_; }
-  // Wall-clock seconds of each iteration of the evolution loop (PRESTEP to ANALYSIS, the
-  // backend's queue drained at its end): what one whole time step costs.
+  // Seconds of each iteration of the evolution loop (PRESTEP to ANALYSIS) on the backend's
+  // compute queue, from a mark at its start to one at its end (ArraySpace::mark; on the host
+  // the wall clock): what one whole time step costs. The host does not wait for a step's end
+  // before it queues the next one, so a GPU's queue never drains between steps; it reads a
+  // step's marks once the next step is queued (retire_steps).
   const std::vector<double>& step_seconds() const { return step_seconds_; }
   // Where the time before the first step went (rank 0's clock), and the banner's line on it.
   struct StartupTimes {
@@ -130,7 +134,13 @@ private:
   void exchange_finish();
   void ensure_ghosts(); // between steps: the exchange (and boundaries) a step left pending
   void begin_step_breakdown();
-  void end_step_breakdown(double step_seconds);
+  void end_step_breakdown();
+  // Reads the breakdown of every step in flight but the last `keep` (waiting for their marks)
+  // and releases their marks.
+  void retire_steps(std::size_t keep);
+  struct StepMarks;
+  std::array<double, 5>
+  step_row(const StepMarks& step); // {step, interior, boundary, exchange, idle}
   void write_step_breakdown();
   std::vector<double> parameter_values() const;
   // The run plan (mapper::RunPlan), step by step: the mappings before compiling, the launch
@@ -199,6 +209,17 @@ private:
   bool joining_ = false;            // only boundaries ran since the exchange finished
   std::vector<ExchangeMarks> step_exchanges_;
   std::vector<std::array<int, 2>> step_whole_rhs_;
+  // Steps queued and not yet read: their first and last marks and the marks above.
+  struct StepMarks {
+    int begin = -1, end = -1;
+    bool sampled = true; // its functions timed on the device (Saguaro::device_timer_every)
+    std::vector<ExchangeMarks> exchanges;
+    std::vector<std::array<int, 2>> whole_rhs;
+  };
+  std::deque<StepMarks> steps_in_flight_;
+  int step_begin_ = -1;
+  int device_timer_every_ = 1; // Saguaro::device_timer_every
+  bool step_sampled_ = true;
   std::vector<std::array<double, 5>> breakdown_;
   std::vector<double> exchange_samples_; // measured exchanges with messages [s]
 

@@ -20,19 +20,68 @@ namespace fs = std::filesystem;
 // boundary shells, the evolved variables' ghost exchange (first pack to last unpack, or the
 // self-copies when no message is sent) and the time the compute queue waited for it (idle);
 // maxima over ranks go to step_breakdown.tsv.
+// A step's marks are read one step later: the host queues step n + 1 while a GPU works on step
+// n, and only then waits for step n's marks, so the GPU's queue does not drain between steps.
+// Measured on the H100 (par/wave.par, 2026-11-27, bench/results/2026-11-27-step-overheads-
+// H100.md) this is within the noise against waiting for every step (48^3: 0.071 against 0.073
+// ms); what the GPU had waited for were the timing events of every scheduled function (0.17
+// -> 0.07-0.09 ms per step once they are sampled: Executor::device_timing).
 void Simulation::begin_step_breakdown() {
-  executor_->resolve_device_times(); // before their marks go
-  fields_->space().clear_marks();
+  runtime::ArraySpace& space = fields_->space();
+  if (steps_in_flight_.empty()) {
+    executor_->resolve_device_times(); // what ran before the loop, before its marks go
+    space.clear_marks();
+  }
   step_exchanges_.clear();
   step_whole_rhs_.clear();
+  // The scheduled functions' device times on the sampled steps only (the first, then every
+  // Saguaro::device_timer_every-th): Executor::device_timing says why.
+  step_sampled_ = device_timer_every_ == 1 || (iteration_ - 1) % device_timer_every_ == 0;
+  using Timing = schedule::Executor::DeviceTiming;
+  executor_->device_timing(device_timer_every_ == 1 ? Timing::always
+                           : step_sampled_          ? Timing::sampled_step
+                                                    : Timing::unsampled_step);
+  step_begin_ = space.mark(runtime::ArraySpace::Queue::compute);
   timing_step_ = true;
 }
 
-void Simulation::end_step_breakdown(double step_seconds) {
+void Simulation::end_step_breakdown() {
   timing_step_ = false;
   runtime::ArraySpace& space = fields_->space();
-  std::array<double, 5> row{step_seconds, 0, 0, 0, 0};
-  for (const ExchangeMarks& m : step_exchanges_) {
+  executor_->device_timing(schedule::Executor::DeviceTiming::always);
+  steps_in_flight_.push_back({step_begin_, space.mark(runtime::ArraySpace::Queue::compute),
+                              step_sampled_, std::move(step_exchanges_),
+                              std::move(step_whole_rhs_)});
+  step_exchanges_.clear();
+  step_whole_rhs_.clear();
+  retire_steps(1);
+}
+
+void Simulation::retire_steps(std::size_t keep) {
+  runtime::ArraySpace& space = fields_->space();
+  while (steps_in_flight_.size() > keep) {
+    const StepMarks step = std::move(steps_in_flight_.front());
+    steps_in_flight_.pop_front();
+    const std::array<double, 5> row = step_row(step);
+    step_seconds_.push_back(row[0]);
+    breakdown_.push_back(row);
+    timers_.add_step(row[0], step.sampled);
+    // Marks up to the next step's first: the executor's of this step's functions, then the
+    // marks themselves.
+    const int next =
+        steps_in_flight_.empty() ? std::numeric_limits<int>::max() : steps_in_flight_.front().begin;
+    executor_->resolve_device_times(next);
+    if (steps_in_flight_.empty())
+      space.clear_marks();
+    else
+      space.release_marks_before(next);
+  }
+}
+
+std::array<double, 5> Simulation::step_row(const StepMarks& step) {
+  runtime::ArraySpace& space = fields_->space();
+  std::array<double, 5> row{space.seconds(step.begin, step.end), 0, 0, 0, 0};
+  for (const ExchangeMarks& m : step.exchanges) {
     row[1] += space.seconds(m.before, m.interior_done);
     row[2] += space.seconds(m.joined, m.shell_done);
     if (m.started >= 0 && m.finished >= 0) {
@@ -44,10 +93,8 @@ void Simulation::end_step_breakdown(double step_seconds) {
     }
     row[4] += std::max(0.0, space.seconds(m.interior_done, m.joined));
   }
-  for (const auto& [a, b] : step_whole_rhs_) row[1] += space.seconds(a, b);
-  executor_->resolve_device_times(); // before their marks go
-  space.clear_marks();
-  breakdown_.push_back(row);
+  for (const auto& [a, b] : step.whole_rhs) row[1] += space.seconds(a, b);
+  return row;
 }
 
 void Simulation::write_step_breakdown() {

@@ -242,7 +242,7 @@ def markdown(merged):
     if steps:
         lines += ["", "Whole step (one RK4 step on a periodic box: the four right-hand sides, the MoL updates "
                   "and, for Saguaro, the ghost exchange and boundaries as `saguaro` runs them; Saguaro's figure is "
-                  "the median of the simulation's per-iteration wall times; the peers' right-hand sides read "
+                  "the median of the simulation's per-iteration times (from a mark on the GPU's queue at the start of an iteration to one at its end, the host queueing the next iteration meanwhile); the peers' right-hand sides read "
                   "their neighbours through roll):", "",
                   "The effective bandwidth counts the step's compulsory traffic (the state read once and the "
                   "new state written once) over its time; Saguaro's step is time-tiled where its row says so.", "",

@@ -112,11 +112,15 @@ public:
 
   // Timing marks on a queue (on a GPU events, measured where the queue reaches them; on the
   // host the wall clock when called): mark() returns an id, seconds(from, to) the time
-  // between two marks, waiting for both; clear_marks() forgets every mark.
+  // between two marks, waiting for both; clear_marks() forgets every mark,
+  // release_marks_before(id) those made before mark `id` (a run keeps the marks of the step
+  // in flight while it reads the step before: Simulation::retire_steps). Ids grow with every
+  // mark and are never reused, so an id kept past a release cannot name a newer mark.
   enum class Queue { compute, exchange };
   virtual int mark(Queue queue);
   virtual double seconds(int from, int to);
   virtual void clear_marks();
+  virtual void release_marks_before(int id);
 
   // The exchange of a rank that is its own neighbour along the periodic `wrap` axes, in one
   // pass over the ghost points, edges and corners included, kept inside the space (on a GPU
@@ -141,6 +145,7 @@ public:
 
 private:
   std::vector<std::chrono::steady_clock::time_point> marks_; // the default mark()'s
+  int first_mark_ = 0;                                       // the id of marks_[0]
 };
 
 // The ghost points wrap_ghosts writes, as boxes: per wrapped axis its two ghost slabs over the

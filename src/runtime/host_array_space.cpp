@@ -86,16 +86,24 @@ void ArraySpace::close_import(double*) {
 
 int ArraySpace::mark(Queue) {
   marks_.push_back(std::chrono::steady_clock::now());
-  return int(marks_.size()) - 1;
+  return first_mark_ + int(marks_.size()) - 1;
 }
 
 double ArraySpace::seconds(int from, int to) {
-  return std::chrono::duration<double>(marks_.at(std::size_t(to)) - marks_.at(std::size_t(from)))
+  return std::chrono::duration<double>(marks_.at(std::size_t(to - first_mark_)) -
+                                       marks_.at(std::size_t(from - first_mark_)))
       .count();
 }
 
 void ArraySpace::clear_marks() {
+  first_mark_ += int(marks_.size());
   marks_.clear();
+}
+
+void ArraySpace::release_marks_before(int id) {
+  const auto n = std::min(marks_.size(), std::size_t(std::max(0, id - first_mark_)));
+  marks_.erase(marks_.begin(), marks_.begin() + std::ptrdiff_t(n));
+  first_mark_ += int(n);
 }
 
 namespace {

@@ -105,7 +105,7 @@ struct KernelTiming {
   std::string region; // KernelArgs::region of its launches (timed apart)
   long launches = 0;
   double points = 0;           // grid points of the last launch (its region with extents)
-  std::vector<double> seconds; // one sample per timed launch
+  std::vector<double> seconds; // one sample per timed launch (a GPU backend may time some only)
 };
 
 // Where a backend's kernels run.

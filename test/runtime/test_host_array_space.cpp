@@ -92,6 +92,30 @@ TEST(HostArraySpace, NameAllocateCopyRelease) {
   space.release(empty);
 }
 
+// Marks keep their ids when earlier ones are released (a run reads step n's marks while step
+// n + 1's are being made): a later mark's id never names another mark, and the marks kept
+// still measure what they measured.
+TEST(HostArraySpace, MarksKeepTheirIdsWhenEarlierOnesAreReleased) {
+  ArraySpace& space = runtime::host_space();
+  space.clear_marks();
+  const int a = space.mark(ArraySpace::Queue::compute);
+  const int b = space.mark(ArraySpace::Queue::compute);
+  const int c = space.mark(ArraySpace::Queue::compute);
+  const int d = space.mark(ArraySpace::Queue::compute);
+  EXPECT_EQ(b, a + 1);
+  const double cd = space.seconds(c, d);
+  EXPECT_GE(space.seconds(a, d), cd);
+  space.release_marks_before(c);
+  EXPECT_DOUBLE_EQ(space.seconds(c, d), cd);
+  EXPECT_THROW(space.seconds(a, d), std::out_of_range);
+  const int e = space.mark(ArraySpace::Queue::compute);
+  EXPECT_EQ(e, d + 1);
+  EXPECT_GE(space.seconds(c, e), cd);
+  space.clear_marks();
+  EXPECT_GT(space.mark(ArraySpace::Queue::compute), e); // ids are never reused
+  space.clear_marks();
+}
+
 TEST(HostArraySpace, ArrayBoxVolume) {
   ArrayBox b;
   b.alloc = {5, 6, 7};

@@ -359,24 +359,38 @@ public:
 
 } // namespace
 
-// On a device the Executor books each function's time on the compute queue too, nested
-// functions taken out (as the host times are), and the report shows both columns.
-TEST(Executor, DeviceTimesBesideHostTimes) {
+namespace {
+
+// `outer` (1.0 s on the device, then the group `inner` with `work`, then 0.5 s) timed on a
+// scripted device; `work` takes `work_seconds`.
+struct NestedOnDevice {
   Schedule s = schedule_of("SCHEDULE outer AT EVOL {} \"\"\nSCHEDULE GROUP inner IN outer {} \"\"\n"
                            "SCHEDULE work IN inner {} \"\"\n");
   Timers timers;
-  Executor ex(s, timers);
+  Executor ex{s, timers};
   ScriptedDevice device;
-  ex.time_device(&device);
-  ex.bind("work", [&] { device.now += 3.0; });
-  ex.bind("outer", [&] {
-    device.now += 1.0;
-    ex.run("inner");
-    device.now += 0.5;
-  });
-  ex.run("EVOL");
-  ex.run("EVOL");
-  ex.resolve_device_times();
+  double work_seconds = 3.0;
+  NestedOnDevice() {
+    ex.time_device(&device);
+    ex.bind("work", [this] { device.now += work_seconds; });
+    ex.bind("outer", [this] {
+      device.now += 1.0;
+      ex.run("inner");
+      device.now += 0.5;
+    });
+  }
+};
+
+} // namespace
+
+// On a device the Executor books each function's time on the compute queue too, nested
+// functions taken out (as the host times are), and the report shows both columns.
+TEST(Executor, DeviceTimesBesideHostTimes) {
+  NestedOnDevice run;
+  Timers& timers = run.timers;
+  run.ex.run("EVOL");
+  run.ex.run("EVOL");
+  run.ex.resolve_device_times();
   EXPECT_DOUBLE_EQ(timers.device_table().at("T::work"), 6.0);
   EXPECT_DOUBLE_EQ(timers.device_table().at("T::outer"), 3.0);
   const std::string report = timers.report();
@@ -384,6 +398,56 @@ TEST(Executor, DeviceTimesBesideHostTimes) {
   EXPECT_THAT(report, HasSubstr("T::work           2      6.000000     66.7"));
   EXPECT_THAT(report, HasSubstr("T::outer          2      3.000000     33.3"));
   // Nothing pending is booked twice.
-  ex.resolve_device_times();
+  run.ex.resolve_device_times();
   EXPECT_DOUBLE_EQ(timers.device_table().at("T::work"), 6.0);
+}
+
+// A run reads a step's device times while the next step is queued (Simulation::retire_steps):
+// resolve_device_times(before) books the functions whose marks all came before mark `before`,
+// callees with their callers, and keeps the later ones pending until a later call.
+TEST(Executor, DeviceTimesOfAnEarlierStepAloneWhileTheNextIsInFlight) {
+  NestedOnDevice run;
+  Timers& timers = run.timers;
+  run.ex.run("EVOL"); // step 1: work 3, outer 1.5
+  const int second = run.device.mark(saguaro::runtime::ArraySpace::Queue::compute);
+  run.work_seconds = 10.0;
+  run.ex.run("EVOL"); // step 2: work 10, outer 1.5
+  run.ex.resolve_device_times(second);
+  EXPECT_DOUBLE_EQ(timers.device_table().at("T::work"), 3.0); // step 1's alone
+  EXPECT_DOUBLE_EQ(timers.device_table().at("T::outer"), 1.5);
+  run.ex.resolve_device_times();
+  EXPECT_DOUBLE_EQ(timers.device_table().at("T::work"), 13.0);
+  EXPECT_DOUBLE_EQ(timers.device_table().at("T::outer"), 3.0);
+}
+
+// Steps run unsampled record no marks; the functions' times in the sampled steps are scaled by
+// the measured time of all steps over that of the sampled ones (Timers::add_step), so that the
+// steps' functions add up to the steps, and the report says how many steps were measured.
+TEST(Executor, UnsampledStepsAreScaledFromTheSampledOnes) {
+  Schedule s = schedule_of("SCHEDULE work AT EVOL {} \"\"\nSCHEDULE other AT INITIAL {} \"\"\n");
+  Timers timers;
+  Executor ex(s, timers);
+  ScriptedDevice device;
+  ex.time_device(&device);
+  ex.bind("work", [&] { device.now += 2.0; });
+  ex.bind("other", [&] { device.now += 5.0; });
+  ex.run("INITIAL"); // outside the steps: timed as it runs
+  using Timing = Executor::DeviceTiming;
+  ex.device_timing(Timing::sampled_step);
+  ex.run("EVOL");
+  timers.add_step(2.5, true); // the sampled step, slowed down by its marks
+  const std::size_t marks = device.at.size();
+  ex.device_timing(Timing::unsampled_step);
+  for (int step = 0; step < 3; ++step) {
+    ex.run("EVOL");
+    timers.add_step(1.5, false);
+  }
+  EXPECT_EQ(device.at.size(), marks); // no marks in unsampled steps
+  ex.device_timing(Timing::always);
+  ex.resolve_device_times();
+  // 2.0 of the sampled step's 2.5 s, scaled to the 7.0 s of all four steps.
+  EXPECT_DOUBLE_EQ(timers.device_table().at("T::work"), 2.0 * 7.0 / 2.5);
+  EXPECT_DOUBLE_EQ(timers.device_table().at("T::other"), 5.0);
+  EXPECT_EQ(timers.table().at("T::work").first, 4);
+  EXPECT_THAT(timers.report(), HasSubstr("measured on 1 of 4 steps"));
 }

@@ -401,12 +401,13 @@ int CudaArraySpace::mark(Queue queue) {
   }
   SAGUARO_CU(d, cuEventRecord(e, queue == Queue::exchange ? exchange_ : d.stream()));
   marks_.push_back(e);
-  return int(marks_.size()) - 1;
+  return first_mark_ + int(marks_.size()) - 1;
 }
 
 double CudaArraySpace::seconds(int from, int to) {
   Driver& d = Driver::get();
-  CUevent a = marks_.at(std::size_t(from)), b = marks_.at(std::size_t(to));
+  CUevent a = marks_.at(std::size_t(from - first_mark_)),
+          b = marks_.at(std::size_t(to - first_mark_));
   SAGUARO_CU(d, cuEventSynchronize(a));
   SAGUARO_CU(d, cuEventSynchronize(b));
   float ms = 0;
@@ -415,8 +416,16 @@ double CudaArraySpace::seconds(int from, int to) {
 }
 
 void CudaArraySpace::clear_marks() {
-  spare_marks_.insert(spare_marks_.end(), marks_.begin(), marks_.end());
-  marks_.clear();
+  release_marks_before(first_mark_ + int(marks_.size()));
+}
+
+// A released mark's event may still be pending on its queue; cuEventRecord on it again (a later
+// mark) simply re-records it, as CUDA allows.
+void CudaArraySpace::release_marks_before(int id) {
+  const auto n = std::min(marks_.size(), std::size_t(std::max(0, id - first_mark_)));
+  spare_marks_.insert(spare_marks_.end(), marks_.begin(), marks_.begin() + std::ptrdiff_t(n));
+  marks_.erase(marks_.begin(), marks_.begin() + std::ptrdiff_t(n));
+  first_mark_ += int(n);
 }
 
 void CudaArraySpace::wrap_ghosts(const std::vector<double*>& fields,

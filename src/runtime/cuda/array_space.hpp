@@ -55,6 +55,7 @@ public:
   int mark(Queue queue) override;
   double seconds(int from, int to) override;
   void clear_marks() override;
+  void release_marks_before(int id) override;
 
   BoxSums reduce(const double* field, const ArrayBox& box) override;
 
@@ -109,6 +110,7 @@ private:
                                                             const char* what);
   CUevent fork_event_ = nullptr, join_event_ = nullptr;
   std::vector<CUevent> marks_;       // recorded marks, in id order
+  int first_mark_ = 0;               // the id of marks_[0]
   std::vector<CUevent> spare_marks_; // events of cleared marks, reused
   std::vector<double> host_partials_;
 };

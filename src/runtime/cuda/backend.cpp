@@ -31,6 +31,10 @@ namespace {
 
 // Up to this many launches wait for their timings; beyond it the oldest are waited for.
 constexpr std::size_t kMaxPendingTimings = 4096;
+// Every launch of a kernel (per region) is timed until it has this many samples, then every
+// kTimedEvery-th (LoadedModule::launch).
+constexpr long kTimedLaunches = 16;
+constexpr long kTimedEvery = 8;
 // Kernels may use this much dynamic shared memory without opting in.
 constexpr std::size_t kDefaultSharedLimit = 48 * 1024;
 
@@ -101,21 +105,28 @@ public:
   const codegen::CudaModule& generated() const { return generated_; }
   CUfunction function(std::size_t kernel) const { return functions_[kernel]; }
 
-  // Launches kernel `kernel` (an index into generated().kernels), timed.
+  // Launches kernel `kernel` (an index into generated().kernels), timed while its timing has
+  // fewer than kTimedLaunches samples and then every kTimedEvery-th launch: two events around
+  // every launch cost a small grid's step a tenth of its time (par/wave.par at 48^3 on the
+  // H100, 2026-11-27), and the prediction log takes the median of the samples.
   // `points`: the grid points it computes (the region grown by its stage's extents).
   void launch(std::size_t kernel, const std::array<unsigned, 3>& grid, void** params, double points,
               const std::string& region) {
     Driver& d = Driver::get();
     const codegen::CudaKernel& k = generated_.kernels[kernel];
     const std::size_t timing = timing_of(kernel, region);
-    CUevent start = event(), end = event();
-    SAGUARO_CU(d, cuEventRecord(start, d.stream()));
+    const long launches = timings_[timing].launches;
+    const bool timed = launches < kTimedLaunches || launches % kTimedEvery == 0;
+    CUevent start = timed ? event() : nullptr, end = timed ? event() : nullptr;
+    if (timed) SAGUARO_CU(d, cuEventRecord(start, d.stream()));
     const CUresult launched = d.api().cuLaunchKernel(
         functions_[kernel], grid[0], grid[1], grid[2], unsigned(k.block.tx), unsigned(k.block.tf),
         1, unsigned(k.shared_bytes), d.stream(), params, nullptr);
     if (launched != CUDA_SUCCESS) {
-      pool_.push_back(start);
-      pool_.push_back(end);
+      if (timed) {
+        pool_.push_back(start);
+        pool_.push_back(end);
+      }
       throw std::runtime_error(
           "CUDA driver: launching " + k.name + " (" + k.mapping + ") with grid (" +
           std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " +
@@ -123,9 +134,10 @@ public:
           std::to_string(k.block.tf) + ", 1) and " + std::to_string(k.shared_bytes) +
           " bytes of dynamic shared memory failed: " + d.describe(launched));
     }
-    SAGUARO_CU(d, cuEventRecord(end, d.stream()));
     ++timings_[timing].launches;
     timings_[timing].points = points;
+    if (!timed) return;
+    SAGUARO_CU(d, cuEventRecord(end, d.stream()));
     pending_.push_back({timing, start, end});
     collect(pending_.size() > kMaxPendingTimings);
   }
