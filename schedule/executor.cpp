@@ -123,6 +123,7 @@ std::string Timers::report_with_device() const {
 void Executor::bind(const std::string& name, std::function<void()> fn) {
   if (!fn) throw std::invalid_argument(fmt::format("Executor::bind('{}'): empty function", name));
   functions_[support::lower(name)] = std::move(fn);
+  runs_.clear();
 }
 
 namespace {
@@ -136,7 +137,16 @@ std::string qualified(const ScheduleItem& item) {
 
 } // namespace
 
-void Executor::run(const std::string& where) {
+void Executor::drop_stale_caches() {
+  if (schedule_.items().size() == cached_items_) return;
+  runs_.clear(); // the schedule has grown: its items may have moved
+  names_.clear();
+  cached_items_ = schedule_.items().size();
+}
+
+const std::vector<Executor::Step>& Executor::steps_of(const std::string& where) {
+  drop_stale_caches();
+  if (auto it = runs_.find(where); it != runs_.end()) return it->second;
   bool known = false;
   const std::string bin = detail::normalise_bin(where);
   for (const std::string& b : bins()) known = known || b == bin;
@@ -145,11 +155,35 @@ void Executor::run(const std::string& where) {
   if (!known)
     throw std::logic_error(
         fmt::format("Executor::run('{}'): neither a bin nor a scheduled group or function", where));
+  std::vector<Step> steps;
+  for (const ScheduleItem* item : schedule_.ordered(where)) {
+    Step s{item, nullptr};
+    if (!item->is_group && item->while_var.empty() && item->if_var.empty()) {
+      auto fn = functions_.end();
+      if (!item->alias.empty()) fn = functions_.find(support::lower(item->alias));
+      if (fn == functions_.end()) fn = functions_.find(support::lower(item->name));
+      if (fn != functions_.end()) s.fn = &fn->second;
+    }
+    steps.push_back(s);
+  }
+  return runs_.emplace(where, std::move(steps)).first->second;
+}
+
+const std::string& Executor::name_of(const ScheduleItem& item) {
+  drop_stale_caches();
+  auto [it, fresh] = names_.try_emplace(&item);
+  if (fresh) it->second = qualified(item);
+  return it->second;
+}
+
+void Executor::run(const std::string& where) {
   if (nested_seconds_.size() >= max_nesting)
     throw std::logic_error(fmt::format(
         "Executor::run('{}'): scheduled functions nest more than {} deep", where, max_nesting));
-
-  for (const ScheduleItem* item : schedule_.ordered(where)) {
+  // A copy: a function may bind others (which drops the cache) while the list is walked.
+  const std::vector<Step> steps = steps_of(where);
+  for (const Step& s : steps) {
+    const ScheduleItem* item = s.item;
     if (item->is_group) {
       run(item->name);
       continue;
@@ -159,7 +193,7 @@ void Executor::run(const std::string& where) {
                                          "evaluate",
                                          qualified(*item), item->while_var.empty() ? "IF" : "WHILE",
                                          item->while_var.empty() ? item->if_var : item->while_var));
-    run_as(*item, bound(*item));
+    run_as(*item, s.fn != nullptr ? *s.fn : bound(*item)); // bound() throws for the unbound
   }
 }
 
@@ -178,7 +212,7 @@ void Executor::run_as(const ScheduleItem& item, const std::function<void()>& fn,
   const bool device = device_space_ != nullptr && device_timing_ != DeviceTiming::unsampled_step &&
                       device_space_->on_device();
   if (device) {
-    DeviceSpan span{qualified(item), device_timing_ == DeviceTiming::sampled_step};
+    DeviceSpan span{name_of(item), device_timing_ == DeviceTiming::sampled_step};
     span.parent = device_open_.empty() ? -1 : device_open_.back();
     span.before = device_space_->mark(runtime::ArraySpace::Queue::compute);
     device_open_.push_back(int(device_pending_.size()));
@@ -200,7 +234,7 @@ void Executor::run_as(const ScheduleItem& item, const std::function<void()>& fn,
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   double nested = nested_seconds_.back();
   nested_seconds_.pop_back();
-  timers_.add(qualified(item), std::max(0.0, elapsed - nested), calls);
+  timers_.add(name_of(item), std::max(0.0, elapsed - nested), calls);
   if (!nested_seconds_.empty()) nested_seconds_.back() += elapsed;
 }
 

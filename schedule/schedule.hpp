@@ -152,6 +152,19 @@ private:
   Timers& timers_;
   std::map<std::string, std::function<void()>> functions_;
   std::vector<double> nested_seconds_; // per running function: time spent in nested ones
+  // What run(where) works out once per bin or group (the order, each item's function and
+  // name) rather than every time step: the host's work per step is on a small grid's critical
+  // path on a GPU. Made again when a function is bound or the schedule has grown.
+  struct Step {
+    const ScheduleItem* item = nullptr;
+    const std::function<void()>* fn = nullptr; // null for a group, or (for the error) unbound
+  };
+  std::map<std::string, std::vector<Step>> runs_;
+  std::map<const ScheduleItem*, std::string> names_; // qualified names
+  std::size_t cached_items_ = 0;                     // schedule_.items().size() they were made for
+  void drop_stale_caches();
+  const std::vector<Step>& steps_of(const std::string& where);
+  const std::string& name_of(const ScheduleItem& item);
 };
 
 // The method of lines. The state is a set of arrays y (evolved variables, every point) with

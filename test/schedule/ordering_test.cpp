@@ -290,6 +290,27 @@ TEST(Executor, UnboundFunctionsAreListedAndRefused) {
   EXPECT_THROW(ex.bind("x", nullptr), std::invalid_argument);
 }
 
+// run() works out a bin's order and functions once (Executor::steps_of) and again when a
+// function is bound or the schedule grows: a later binding and a later item are run.
+TEST(Executor, ABindingOrAnItemAddedLaterIsRun) {
+  Schedule s = schedule_of("SCHEDULE f AT EVOL {} \"\"\nSCHEDULE g AT EVOL AFTER f {} \"\"\n");
+  Timers timers;
+  Executor ex(s, timers);
+  std::string ran;
+  ex.bind("f", [&] { ran += "f"; });
+  ex.bind("g", [&] { ran += "g"; });
+  ex.run("EVOL");
+  ex.bind("g", [&] { ran += "G"; });
+  ex.run("EVOL");
+  s.add_all(parse("SCHEDULE e AT EVOL BEFORE f {} \"\"\n"));
+  ex.bind("e", [&] { ran += "e"; });
+  ex.run("EVOL");
+  s.add_all(parse("SCHEDULE d AT EVOL BEFORE e {} \"\"\n")); // grown, not bound: refused
+  EXPECT_THROW(ex.run("EVOL"), std::logic_error);
+  EXPECT_EQ(ran, "fgfGefG");
+  EXPECT_EQ(timers.table().at("T::g").first, 3);
+}
+
 TEST(Executor, ConditionalItemsAreRefused) {
   Schedule s = schedule_of("SCHEDULE f AT EVOL IF flag {} \"\"\n");
   Timers timers;
