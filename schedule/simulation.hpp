@@ -28,9 +28,9 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <deque>
 #include <iosfwd>
 #include <limits>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
