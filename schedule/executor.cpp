@@ -81,7 +81,6 @@ std::string Timers::report_with_device() const {
     auto it = device_seconds.find(name);
     return it == device_seconds.end() ? 0.0 : it->second;
   };
-
   std::stable_sort(rows.begin(), rows.end(), [&](const std::string& a, const std::string& b) {
     return device(a) > device(b);
   });
@@ -157,14 +156,8 @@ const std::vector<Executor::Step>& Executor::steps_of(const std::string& where) 
         fmt::format("Executor::run('{}'): neither a bin nor a scheduled group or function", where));
   std::vector<Step> steps;
   for (const ScheduleItem* item : schedule_.ordered(where)) {
-    Step s{item, nullptr};
-    if (!item->is_group && item->while_var.empty() && item->if_var.empty()) {
-      auto fn = functions_.end();
-      if (!item->alias.empty()) fn = functions_.find(support::lower(item->alias));
-      if (fn == functions_.end()) fn = functions_.find(support::lower(item->name));
-      if (fn != functions_.end()) s.fn = &fn->second;
-    }
-    steps.push_back(s);
+    const bool function = !item->is_group && item->while_var.empty() && item->if_var.empty();
+    steps.push_back({item, function ? find_bound(*item) : nullptr});
   }
   return runs_.emplace(where, std::move(steps)).first->second;
 }
@@ -197,14 +190,17 @@ void Executor::run(const std::string& where) {
   }
 }
 
-const std::function<void()>& Executor::bound(const ScheduleItem& item) const {
+const std::function<void()>* Executor::find_bound(const ScheduleItem& item) const {
   auto fn = functions_.end();
   if (!item.alias.empty()) fn = functions_.find(support::lower(item.alias));
   if (fn == functions_.end()) fn = functions_.find(support::lower(item.name));
-  if (fn == functions_.end())
-    throw std::logic_error(fmt::format("no function is bound to '{}', scheduled {} {}",
-                                       qualified(item), item.at ? "at" : "in", item.where));
-  return fn->second;
+  return fn == functions_.end() ? nullptr : &fn->second;
+}
+
+const std::function<void()>& Executor::bound(const ScheduleItem& item) const {
+  if (const std::function<void()>* fn = find_bound(item)) return *fn;
+  throw std::logic_error(fmt::format("no function is bound to '{}', scheduled {} {}",
+                                     qualified(item), item.at ? "at" : "in", item.where));
 }
 
 void Executor::run_as(const ScheduleItem& item, const std::function<void()>& fn, long calls) {

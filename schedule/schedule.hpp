@@ -162,6 +162,7 @@ private:
   std::map<std::string, std::vector<Step>> runs_;
   std::map<const ScheduleItem*, std::string> names_; // qualified names
   std::size_t cached_items_ = 0;                     // schedule_.items().size() they were made for
+  const std::function<void()>* find_bound(const ScheduleItem& item) const; // null: unbound
   void drop_stale_caches();
   const std::vector<Step>& steps_of(const std::string& where);
   const std::string& name_of(const ScheduleItem& item);
