@@ -235,7 +235,7 @@ std::vector<KernelPlan> plan_kernels(const Calculation& calc, const Mapping& map
       throw error(k, "the iteration axis must be y (1) or z (2)");
     if (b.tx < 1 || b.tf < 1 || b.tee < 1)
       throw error(k, "block sizes t_x, t_f and t_ee must be positive");
-    if (b.threads() > 1024)
+    if (b.too_many_threads())
       throw error(k, "a block of " + std::to_string(b.tx) + " x " + std::to_string(b.tf) +
                          " threads exceeds the 1024 threads a CUDA block may have");
     if (b.min_blocks < 0 || b.min_blocks > kMaxMinBlocks)
@@ -352,7 +352,7 @@ BlockConfig parse_block_config(const std::string& text) {
   std::istringstream n(sizes);
   std::string rest;
   if (!(n >> b.tx >> x1 >> b.tf >> x2 >> b.tee) || x1 != 'x' || x2 != 'x' || (n >> rest) ||
-      b.tx < 1 || b.tf < 1 || b.tee < 1 || b.threads() > 1024)
+      b.tx < 1 || b.tf < 1 || b.tee < 1 || b.too_many_threads())
     throw MappingError("block configuration '" + text +
                        "': expected three positive sizes t_x x t_f x t_ee with t_x * t_f <= 1024, "
                        "e.g. \"z 32x8x8\"");

@@ -55,6 +55,9 @@ struct BlockConfig {
   int min_blocks = 0;
   int f_axis() const { return 3 - iteration_axis; }
   int threads() const { return tx * tf; }
+  // More than the 1024 threads a CUDA block may have; asked of sizes not yet checked (from a
+  // mapping file), so t_x t_f is formed without overflow.
+  bool too_many_threads() const { return static_cast<long long>(tx) * tf > 1024; }
   bool operator==(const BlockConfig&) const = default;
 };
 

@@ -30,6 +30,23 @@ TEST(BlocksPerSm, TheShortFormReadsBackAndRefusesWhatCannotBe) {
   EXPECT_THROW(calc::plan_kernels(wave.calculations[1], m), calc::MappingError);
 }
 
+// Block sizes whose product overflows an int are refused as too many threads, not multiplied
+// (fuzz_mapping_file found t_x = 323333333 in a mapping file: signed overflow).
+TEST(BlocksPerSm, BlockSizesBeyondAnIntAreTooManyThreads) {
+  EXPECT_THROW(calc::parse_block_config("z 323333333x8x16"), calc::MappingError);
+  EXPECT_THROW(calc::parse_block_config("z 65536x65536x1"), calc::MappingError);
+  const calc::Program wave = test::lower_file("par/wave.edl", 4);
+  calc::Mapping m = calc::default_mapping(wave.calculations[1]);
+  m.kernels[0].block.tx = 323333333;
+  try {
+    calc::plan_kernels(wave.calculations[1], m);
+    FAIL() << "expected calc::MappingError";
+  } catch (const calc::MappingError& e) {
+    EXPECT_NE(std::string(e.what()).find("exceeds the 1024 threads"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(BlocksPerSm, AMappingFileKeepsThem) {
   const calc::Program program = test::lower_file("par/maxwell.edl", 4);
   MappingFile file;
