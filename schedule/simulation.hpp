@@ -92,7 +92,7 @@ public:
   // the wall clock): what one whole time step costs. The host does not wait for a step's end
   // before it queues the next one, so a GPU's queue never drains between steps; it reads a
   // step's marks once the next step is queued (retire_steps).
-  const std::vector<double>& step_seconds() const { return step_seconds_; }
+  std::vector<double> step_seconds() const;
   // Where the time before the first step went (rank 0's clock), and the banner's line on it.
   struct StartupTimes {
     double mapping = 0;          // the mapper's search (plan_mappings, on rank 0)
@@ -209,17 +209,16 @@ private:
   bool joining_ = false;            // only boundaries ran since the exchange finished
   std::vector<ExchangeMarks> step_exchanges_;
   std::vector<std::array<int, 2>> step_whole_rhs_;
-  // Steps queued and not yet read: their first and last marks and the marks above.
+  // Steps queued and not yet read: their first and last marks and the marks above; per step
+  // read, breakdown_'s row.
   struct StepMarks {
     int begin = -1, end = -1;
     bool sampled = true; // its functions timed on the device (Saguaro::device_timer_every)
     std::vector<ExchangeMarks> exchanges;
     std::vector<std::array<int, 2>> whole_rhs;
   };
-  std::deque<StepMarks> steps_in_flight_;
-  int step_begin_ = -1;
-  int device_timer_every_ = 1; // Saguaro::device_timer_every
-  bool step_sampled_ = true;
+  std::deque<StepMarks> steps_in_flight_; // the last one is the step running, when one is
+  int device_timer_every_ = 1;            // Saguaro::device_timer_every
   std::vector<std::array<double, 5>> breakdown_;
   std::vector<double> exchange_samples_; // measured exchanges with messages [s]
 
@@ -245,7 +244,6 @@ private:
   std::unique_ptr<runtime::CompiledTimeTile> time_tile_;
 
   int iteration_ = 0;
-  std::vector<double> step_seconds_;
   double time_ = 0.0; // of the state being worked on (substep times inside MoL)
   double dt_ = 0.0;
   std::string out_dir_, checkpoint_dir_;

@@ -36,22 +36,21 @@ void Simulation::begin_step_breakdown() {
   step_whole_rhs_.clear();
   // The scheduled functions' device times on the sampled steps only (the first, then every
   // Saguaro::device_timer_every-th): Executor::device_timing says why.
-  step_sampled_ = device_timer_every_ == 1 || (iteration_ - 1) % device_timer_every_ == 0;
+  const bool sampled = (iteration_ - 1) % device_timer_every_ == 0;
   using Timing = schedule::Executor::DeviceTiming;
-  executor_->device_timing(device_timer_every_ == 1 ? Timing::always
-                           : step_sampled_          ? Timing::sampled_step
-                                                    : Timing::unsampled_step);
-  step_begin_ = space.mark(runtime::ArraySpace::Queue::compute);
+  executor_->device_timing(sampled ? Timing::sampled_step : Timing::unsampled_step);
+  steps_in_flight_.push_back(
+      {space.mark(runtime::ArraySpace::Queue::compute), -1, sampled, {}, {}});
   timing_step_ = true;
 }
 
 void Simulation::end_step_breakdown() {
   timing_step_ = false;
-  runtime::ArraySpace& space = fields_->space();
   executor_->device_timing(schedule::Executor::DeviceTiming::always);
-  steps_in_flight_.push_back({step_begin_, space.mark(runtime::ArraySpace::Queue::compute),
-                              step_sampled_, std::move(step_exchanges_),
-                              std::move(step_whole_rhs_)});
+  StepMarks& step = steps_in_flight_.back();
+  step.end = fields_->space().mark(runtime::ArraySpace::Queue::compute);
+  step.exchanges = std::move(step_exchanges_);
+  step.whole_rhs = std::move(step_whole_rhs_);
   step_exchanges_.clear();
   step_whole_rhs_.clear();
   retire_steps(1);
@@ -63,7 +62,6 @@ void Simulation::retire_steps(std::size_t keep) {
     const StepMarks step = std::move(steps_in_flight_.front());
     steps_in_flight_.pop_front();
     const std::array<double, 5> row = step_row(step);
-    step_seconds_.push_back(row[0]);
     breakdown_.push_back(row);
     timers_.add_step(row[0], step.sampled);
     // Marks up to the next step's first: the executor's of this step's functions, then the
@@ -71,10 +69,7 @@ void Simulation::retire_steps(std::size_t keep) {
     const int next =
         steps_in_flight_.empty() ? std::numeric_limits<int>::max() : steps_in_flight_.front().begin;
     executor_->resolve_device_times(next);
-    if (steps_in_flight_.empty())
-      space.clear_marks();
-    else
-      space.release_marks_before(next);
+    space.release_marks_before(next);
   }
 }
 
@@ -95,6 +90,12 @@ std::array<double, 5> Simulation::step_row(const StepMarks& step) {
   }
   for (const auto& [a, b] : step.whole_rhs) row[1] += space.seconds(a, b);
   return row;
+}
+
+std::vector<double> Simulation::step_seconds() const {
+  std::vector<double> out;
+  for (const auto& row : breakdown_) out.push_back(row[0]);
+  return out;
 }
 
 void Simulation::write_step_breakdown() {
