@@ -77,15 +77,19 @@ TEST(Device, FormatParsesBack) {
 TEST(Device, InterconnectIsOptionalAndRoundTrips) {
   // A description without it reads, the interconnect not described (0), and is written
   // without it.
-  // (h100.yaml has none: its machine has one GPU.)
+  // (a100.yaml has none: no machine of several A100s was calibrated.)
+  const model::Device a100 = model::load_device(devices_dir() + "/a100.yaml");
+  EXPECT_EQ(a100.interconnect_latency, 0);
+  EXPECT_EQ(a100.interconnect_bandwidth, 0);
+  EXPECT_FALSE(a100.sources.count("interconnect_latency"));
+  EXPECT_EQ(model::format_device(a100).find("interconnect"), std::string::npos);
+  // h100.yaml has the H100 machine's (CUDA IPC between two of its GPUs).
   const model::Device h100 = model::load_device(devices_dir() + "/h100.yaml");
-  EXPECT_EQ(h100.interconnect_latency, 0);
-  EXPECT_EQ(h100.interconnect_bandwidth, 0);
-  EXPECT_FALSE(h100.sources.count("interconnect_latency"));
-  EXPECT_EQ(model::format_device(h100).find("interconnect"), std::string::npos);
+  EXPECT_NEAR(h100.interconnect_latency, 24.2, 0.1);
+  EXPECT_NEAR(h100.interconnect_bandwidth, 275, 1);
 
   // Given, it is read with its unit and source, written, and read back.
-  model::Device d = h100;
+  model::Device d = a100;
   d.interconnect_latency = 23.5;
   d.interconnect_bandwidth = 11.25;
   d.sources["interconnect_latency"] = "calibrated today, \"quoted\"";
