@@ -125,10 +125,20 @@ check "strong wave N=4 efficiency 0.833" near "$(tsv_value strong wave 4 strong_
 check "strong N=1 is the weak run" near "$(tsv_value strong bssn 1 step_s)" 0.2
 check "overlap off / on 1.130" near "$(tsv_value overlap-off wave 4 off_over_on)" 1.13
 check "failed run reported" grep -qF 'failed (exit 1)' "$prefix.md"
-check "wave target met (lowest 0.909)" grep -qF 'B1 wave: lowest efficiency 0.909 (N = 2) against the target 0.90: **met**' "$prefix.md"
+check "wave weak target not met (lowest 0.909)" grep -qF 'B1 wave: lowest efficiency 0.909 (N = 2) against the target 0.95: **not met**' "$prefix.md"
+check "wave strong target not met (3.33)" grep -qF 'B1 wave on 4 GPUs: speedup 3.33 against the target 3.5: **not met**' "$prefix.md"
 check "BSSN target not met (N=4 failed)" grep -qF 'BSSN: **not met** (efficiency not measured' "$prefix.md"
 check "norms check FAIL in the Markdown" grep -qF 'Norms check: **FAIL**' "$prefix.md"
 check "norms rows in the TSV" test "$(tsv_value norms bssn 4 result)" = FAIL
+# plan.py on the committed 4-H100 table: 8 GPUs as 2x2x2 in one node, the exchange (96 us per
+# stage) hidden under the interior, three boundary shells of (2.09848 - 2.01235) ms each:
+# 2.01235 / 2.27074 = 0.886; a description without interconnect terms is refused.
+plan_out=$("$py" bench/scaling/plan.py bench/results/2026-11-27-scaling-NVIDIA-H100-80GB-HBM3-x4.tsv \
+  configs/devices/h100.yaml 8 2>&1 || true)
+check "plan: wave on 8 GPUs 0.886" grep -qF '| wave | 8 | 2x2x2 | - | 1.0 | 0.096 | 0.444 | 2.271 | 0.886 |' <<<"$plan_out"
+check "plan: rows for 64 and 1024 GPUs" grep -qF '| bssn | 1024 | 16x8x8 | GPUDirect RDMA (assumed) | 1.0 |' <<<"$plan_out"
+check "plan: no interconnect, no plan" bash -c "! '$py' bench/scaling/plan.py \
+  bench/results/2026-11-27-scaling-NVIDIA-H100-80GB-HBM3-x4.tsv configs/devices/a100.yaml 2>/dev/null"
 if ((fail)); then
   echo "selftest: FAILED (outputs in $tmp kept)"
   trap - EXIT
