@@ -149,7 +149,9 @@ private:
 };
 
 // The ghost points wrap_ghosts writes, as boxes: per wrapped axis its two ghost slabs over the
-// whole allocated extent of the other axes (boxes of different axes overlap at edges).
+// whole allocated extent of the other axes (boxes of different axes overlap at edges). Throws
+// std::invalid_argument where a wrapped axis has fewer owned points than ghost layers (a ghost
+// would wrap more than once; the wrap kernels shift by one period).
 std::vector<ArrayBox> wrapped_ghost_boxes(const std::array<int, 3>& alloc, int pitch, int ghost,
                                           const std::array<bool, 3>& wrap);
 

@@ -31,6 +31,9 @@ std::vector<ArrayBox> wrapped_ghost_boxes(const std::array<int, 3>& alloc, int p
                                           const std::array<bool, 3>& wrap) {
   std::vector<ArrayBox> boxes;
   if (ghost <= 0) return boxes;
+  for (int a = 0; a < 3; ++a)
+    if (wrap[a] && alloc[a] - 2 * ghost < ghost)
+      throw std::invalid_argument("wrap_ghosts: fewer owned points than ghost layers");
   for (int a = 0; a < 3; ++a) {
     if (!wrap[a]) continue;
     for (int s = 0; s < 2; ++s) {
@@ -263,10 +266,8 @@ public:
   void wrap_ghosts(const std::vector<double*>& fields, const std::array<int, 3>& alloc, int pitch,
                    int ghost, const std::array<bool, 3>& wrap) override {
     const std::array<int, 3> n{alloc[0] - 2 * ghost, alloc[1] - 2 * ghost, alloc[2] - 2 * ghost};
-    for (int a = 0; a < 3; ++a)
-      if (wrap[a] && n[a] < ghost)
-        throw std::invalid_argument("wrap_ghosts: fewer owned points than ghost layers");
-    // ghost <= n: one shift by n wraps (no division in the inner loop).
+    // ghost <= n (wrapped_ghost_boxes checks): one shift by n wraps (no division in the inner
+    // loop).
     auto wrapped = [&](int a, int i) {
       return !wrap[a] ? i : i < ghost ? i + n[a] : i >= ghost + n[a] ? i - n[a] : i;
     };

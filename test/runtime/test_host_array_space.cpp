@@ -126,6 +126,23 @@ TEST(HostArraySpace, ArrayBoxVolume) {
   EXPECT_EQ(b.volume(), 0u);
 }
 
+// The boxes a wrap writes: two slabs per wrapped axis over the whole allocation of the others;
+// a wrapped axis with fewer owned points than ghost layers is refused (the wraps shift by one
+// period), an axis that is not wrapped may have any extent.
+TEST(HostArraySpace, WrappedGhostBoxes) {
+  const std::vector<ArrayBox> boxes =
+      runtime::wrapped_ghost_boxes({10, 9, 8}, 16, 2, {true, false, true});
+  ASSERT_EQ(boxes.size(), 4u);
+  EXPECT_EQ(boxes[0].lo, (Alloc{0, 0, 0}));
+  EXPECT_EQ(boxes[0].hi, (Alloc{2, 9, 8}));
+  EXPECT_EQ(boxes[1].lo, (Alloc{8, 0, 0}));
+  EXPECT_EQ(boxes[3].lo, (Alloc{0, 0, 6}));
+  EXPECT_EQ(boxes[3].hi, (Alloc{10, 9, 8}));
+  EXPECT_NO_THROW(runtime::wrapped_ghost_boxes({6, 5, 8}, 8, 2, {true, false, true}));
+  EXPECT_THROW(runtime::wrapped_ghost_boxes({5, 9, 8}, 8, 2, {true, false, false}),
+               std::invalid_argument);
+}
+
 // The linear combination bit for bit as the sum it stands for, its terms added in order: one
 // to max_terms terms, none (zeros), the target among the terms (the state updated in place), a
 // copy; on a short array and on one long enough for the OpenMP path. The combinations of the
