@@ -92,9 +92,8 @@ int main() {
     double* target;
     bool copy;
   };
-  const Variant variants[] = {{"local", local, false},
-                              {"remote", remote, false},
-                              {"local + copy", local, true}};
+  const Variant variants[] = {
+      {"local", local, false}, {"remote", remote, false}, {"local + copy", local, true}};
   for (int load = 0; load < 2; ++load) {
     // Both GPUs busy for the whole timing: 300 triads over 2 x 1 GiB each (~0.3 s), one thread
     // per element, so that blocks retire all the time as an interior's do.
