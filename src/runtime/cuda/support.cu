@@ -69,29 +69,40 @@ struct SaguaroFieldTable {
   double* p[SAGUARO_PACK_FIELDS];
 };
 
-// Point t of `count` fields' worth of an nx x ny x nz box (x fastest, field slowest): its field
-// and its coordinates in the box, in 32-bit unsigned arithmetic where volume * count allows (a
-// 64-bit division is a software routine several times as long as a 32-bit one).
+// a / b, and a % b in `rem`; in 32-bit unsigned arithmetic when `narrow` (a and b below 2^32):
+// a 64-bit division is a software routine several times as long as a 32-bit one.
+__device__ inline saguaro_index saguaro_divmod(saguaro_index a, saguaro_index b, bool narrow,
+                                               saguaro_index& rem) {
+  if (narrow) {
+    const unsigned q = unsigned(a) / unsigned(b);
+    rem = unsigned(a) - q * unsigned(b);
+    return q;
+  }
+  const saguaro_index q = a / b;
+  rem = a - q * b;
+  return q;
+}
+
+// A point's field f and its coordinates (i, j, k) in a box.
 struct SaguaroPoint {
   int f, i, j, k;
 };
+
+// Point r of an nx x ny x nz box (x fastest): its coordinates, field 0.
+__device__ inline SaguaroPoint saguaro_box_point(saguaro_index r, int nx, int ny, bool narrow) {
+  saguaro_index i, j;
+  const saguaro_index k = saguaro_divmod(saguaro_divmod(r, nx, narrow, i), ny, narrow, j);
+  return {0, int(i), int(j), int(k)};
+}
+
+// Point t of `count` fields' worth (`total` points) of a box of `volume` points, field slowest.
 __device__ inline SaguaroPoint saguaro_point(saguaro_index t, saguaro_index volume, int nx, int ny,
                                              saguaro_index total) {
-  SaguaroPoint p;
-  if (total <= 0xffffffffll) {
-    const unsigned u = unsigned(t), v = unsigned(volume);
-    const unsigned f = u / v, r = u - f * v, q = r / unsigned(nx), k = q / unsigned(ny);
-    p.f = int(f);
-    p.i = int(r - q * unsigned(nx));
-    p.j = int(q - k * unsigned(ny));
-    p.k = int(k);
-  } else {
-    const saguaro_index f = t / volume, r = t - f * volume, q = r / nx, k = q / ny;
-    p.f = int(f);
-    p.i = int(r - q * nx);
-    p.j = int(q - k * ny);
-    p.k = int(k);
-  }
+  const bool narrow = total <= 0xffffffffll;
+  saguaro_index r;
+  const saguaro_index f = saguaro_divmod(t, volume, narrow, r);
+  SaguaroPoint p = saguaro_box_point(r, nx, ny, narrow);
+  p.f = int(f);
   return p;
 }
 
@@ -177,20 +188,14 @@ extern "C" __global__ void saguaro_wrap_ghosts(SaguaroFieldTable fields, int cou
   saguaro_grid_stride_ilp(
       total,
       [&](int u, saguaro_index t) {
-        saguaro_index f, r;
-        if (total <= 0xffffffffll) { // 32-bit division (saguaro_point says why)
-          f = unsigned(t) / unsigned(volume);
-          r = unsigned(t) - unsigned(f) * unsigned(volume);
-        } else {
-          f = t / volume;
-          r = t - f * volume;
-        }
+        const bool narrow = total <= 0xffffffffll;
+        saguaro_index r;
+        const saguaro_index f = saguaro_divmod(t, volume, narrow, r);
         int b = 0;
         while (b + 1 < s.boxes && r >= s.start[b + 1]) ++b;
         const SaguaroBox& box = s.box[b];
         const SaguaroPoint q =
-            saguaro_point(r - s.start[b], saguaro_box_volume(box), box.hi[0] - box.lo[0],
-                          box.hi[1] - box.lo[1], saguaro_box_volume(box));
+            saguaro_box_point(r - s.start[b], box.hi[0] - box.lo[0], box.hi[1] - box.lo[1], narrow);
         const int p[3] = {q.i + box.lo[0], q.j + box.lo[1], q.k + box.lo[2]};
         // The source is one period in (wrapped_ghost_boxes: at least as many owned points as
         // ghost layers).
@@ -222,8 +227,9 @@ extern "C" __global__ void __launch_bounds__(SAGUARO_REDUCE_THREADS)
   double mx = __longlong_as_double(0xfff0000000000000ull); // -inf
   double mabs = 0, sabs = 0, ssq = 0;
   const int nx = box.hi[0] - box.lo[0], ny = box.hi[1] - box.lo[1];
+  const bool narrow = volume <= 0xffffffffll;
   SAGUARO_GRID_STRIDE(t, volume) {
-    const double v = u[saguaro_box_offset(box, saguaro_point(t, volume, nx, ny, volume))];
+    const double v = u[saguaro_box_offset(box, saguaro_box_point(t, nx, ny, narrow))];
     const double a = fabs(v);
     mn = v < mn ? v : mn;
     mx = v > mx ? v : mx;
