@@ -21,9 +21,10 @@ T_N = T_1 + |d| * shell + 4 * exposed; efficiency T_1 / T_N. Between nodes (rank
 GPUS_PER_NODE, default 8 as on an HGX H100 node) the messages go through MPI: priced at the staged transport measured
 on the H200 host (40 us + 3.46 GB/s, 2026-11-22, docs/model.md), and at an assumed GPUDirect
 RDMA link (5 us + 25 GB/s per direction): an assumption, not a measurement."""
-import csv
 import re
 import sys
+
+from report import read_tsv  # the same directory: run.sh's tables
 
 SYSTEMS = {"wave": dict(variables=2, ghost=2), "bssn": dict(variables=25, ghost=3)}
 POINTS = 256
@@ -33,8 +34,9 @@ OFF_NODE = {"staged MPI (measured, H200 host)": (40.0, 3.46),
 
 
 def read_results(path):
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader((ln for ln in f if not ln.startswith("#")), delimiter="\t"))
+    rows = read_tsv(path)
+    if not rows:
+        sys.exit(f"plan.py: no rows in {path}")
     out = {}
     for r in rows:
         if r["table"] == "weak" and r["status"] == "ok":
