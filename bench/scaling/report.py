@@ -189,7 +189,9 @@ def main():
         f"strong scaling: {size} cells in all (1 GPU: the weak run). Times "
         f"are per step, the maximum over ranks, each the median over the iterations after the "
         f"first {WARMUP} (warm-up) of the run's `step_breakdown.tsv`; each part (interior, "
-        f"boundary, exchange, idle) is its own median, so the parts need not add up to the step. "
+        f"boundary, exchange, idle) is its own median over the steps that measured it (the "
+        f"sampled ones, `Saguaro::device_timer_every`; the step's marks cost the GPU time), so the "
+        f"parts need not add up to the step. "
         f"Efficiency: weak T1/TN, strong T1/(N TN); speedup T1/TN.\n")
 
     # weak scaling

@@ -410,15 +410,17 @@ void Decomposition::ensure_messages(std::size_t fields, runtime::ArraySpace& spa
       if (messages_.peer[a][s]) {
         any_peer = true;
         for (double*& buffer : messages_.peer_recv[a][s])
-          buffer = space.allocate_message(need, true);
+          buffer = space.allocate_message(need + 1, true); // + the flag (Messages::signals)
       } else {
         messages_.send[a][s] = space.allocate_message(need, on_device);
         messages_.recv[a][s] = space.allocate_message(need, on_device);
       }
     }
   // Every rank reallocates at the same exchange (need is global): the handles go round.
-  int any = any_peer ? 1 : 0;
+  int any = any_peer ? 1 : 0, signals = !any_peer || space.peer_signals() ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_LOR, cart_);
+  MPI_Allreduce(MPI_IN_PLACE, &signals, 1, MPI_INT, MPI_LAND, cart_);
+  messages_.signals = any && signals;
   if (any) open_peer_buffers();
 }
 
@@ -490,6 +492,7 @@ void Decomposition::release_messages() const {
   messages_.space = nullptr;
   messages_.capacity = 0;
   messages_.peer = {};
+  messages_.signals = false;
 }
 
 void Decomposition::sync(const std::vector<double*>& fields, runtime::ArraySpace& space) const {
@@ -511,7 +514,7 @@ void Decomposition::start_phase(int a) const {
   p.requests.clear();
   const int parity = int(exchanges_ % 2);
   for (int s = 0; s < 2; ++s) {
-    if (!remote_[a][s]) continue;
+    if (!remote_[a][s] || signalled(a, s)) continue;
     // from the lower neighbour comes data travelling up, from the upper data travelling down;
     // from a peer only word that its pack into this rank's buffer has finished
     const bool peer = messages_.peer[a][s];
@@ -519,10 +522,20 @@ void Decomposition::start_phase(int a) const {
     MPI_Irecv(peer ? nullptr : messages_.recv[a][s], peer ? 0 : p.count, MPI_DOUBLE, nb[s],
               s == 0 ? 2 * a : 2 * a + 1, cart_, &p.requests.back());
   }
+  for (int s = 0; s < 2; ++s) {
+    if (!remote_[a][s]) continue;
+    space.pack_message(sources, local_box(patch_, slab(a, s, true)), outgoing(a, s, parity),
+                       device_buffer(a, s));
+    // The exchange's number: the same on both ranks (every rank counts every exchange).
+    if (signalled(a, s))
+      space.signal_message(outgoing(a, s, parity), messages_.capacity, exchanges_ + 1);
+  }
+}
+
+bool Decomposition::host_in_phase(int a) const {
   for (int s = 0; s < 2; ++s)
-    if (remote_[a][s])
-      space.pack_message(sources, local_box(patch_, slab(a, s, true)), outgoing(a, s, parity),
-                         device_buffer(a, s));
+    if (remote_[a][s] && !signalled(a, s)) return true;
+  return false;
 }
 
 void Decomposition::begin_sync(const std::vector<double*>& fields, runtime::ArraySpace& space,
@@ -547,8 +560,10 @@ void Decomposition::begin_sync(const std::vector<double*>& fields, runtime::Arra
     if (remote_[a][0] || remote_[a][1]) pending_.axes.push_back(a);
   if (pending_.axes.empty()) return;
   ensure_messages(fields.size(), space);
-  // The last exchange's unpacks may still read the message buffers (host staging).
-  space.wait_exchange();
+  // The last exchange's unpacks may still read the buffers MPI is about to receive into.
+  bool host = false;
+  for (int a : pending_.axes) host = host || host_in_phase(a);
+  if (host) space.wait_exchange();
   space.fork_exchange();
   if (timed) pending_.marks.started = space.mark(runtime::ArraySpace::Queue::exchange);
   start_phase(pending_.axes.front());
@@ -564,20 +579,25 @@ void Decomposition::finish_sync() const {
     // The packs of an axis read the ghosts the previous axis unpacked (edges and corners):
     // they are queued after those unpacks.
     if (i > 0) start_phase(a);
-    space.wait_exchange(); // the packed messages are ready to send
     const int parity = int(exchanges_ % 2);
+    if (host_in_phase(a)) {
+      space.wait_exchange(); // the packed messages are ready to send
+      for (int s = 0; s < 2; ++s) {
+        if (!remote_[a][s] || signalled(a, s)) continue;
+        const bool peer = messages_.peer[a][s];
+        p.requests.emplace_back();
+        MPI_Isend(peer ? nullptr : messages_.send[a][s], peer ? 0 : p.count, MPI_DOUBLE, nb[s],
+                  s == 0 ? 2 * a + 1 : 2 * a, cart_, &p.requests.back());
+      }
+      MPI_Waitall(int(p.requests.size()), p.requests.data(), MPI_STATUSES_IGNORE);
+    }
     for (int s = 0; s < 2; ++s) {
       if (!remote_[a][s]) continue;
-      const bool peer = messages_.peer[a][s];
-      p.requests.emplace_back();
-      MPI_Isend(peer ? nullptr : messages_.send[a][s], peer ? 0 : p.count, MPI_DOUBLE, nb[s],
-                s == 0 ? 2 * a + 1 : 2 * a, cart_, &p.requests.back());
+      if (signalled(a, s))
+        space.await_message(incoming(a, s, parity), messages_.capacity, exchanges_ + 1);
+      space.unpack_message(p.fields, local_box(patch_, slab(a, s, false)), incoming(a, s, parity),
+                           device_buffer(a, s));
     }
-    MPI_Waitall(int(p.requests.size()), p.requests.data(), MPI_STATUSES_IGNORE);
-    for (int s = 0; s < 2; ++s)
-      if (remote_[a][s])
-        space.unpack_message(p.fields, local_box(patch_, slab(a, s, false)), incoming(a, s, parity),
-                             device_buffer(a, s));
   }
   if (!p.axes.empty()) {
     if (p.marks.started >= 0) p.marks.finished = space.mark(runtime::ArraySpace::Queue::exchange);

@@ -136,8 +136,9 @@ public:
   void use_device_messages(bool device);
   bool messages_on_device(const runtime::ArraySpace& space) const;
   // Between ranks on one host whose space has peer messages (GPUs: CUDA IPC), pack kernels
-  // write straight into the neighbour's receive buffers and MPI carries only a zero-byte
-  // "ready"; on by default. Must be the same on every rank.
+  // write straight into the neighbour's receive buffers and the "ready" is a flag the space
+  // writes and awaits on its exchange queue (peer_signals; else MPI carries a zero-byte
+  // "ready"); on by default. Must be the same on every rank.
   void use_peer_messages(bool peer);
   // [axis][side]: faces exchanged through peer messages with arrays in `space`.
   std::array<std::array<bool, 2>, 3> peer_faces(const runtime::ArraySpace& space) const;
@@ -151,6 +152,11 @@ private:
   void ensure_messages(std::size_t fields, runtime::ArraySpace& space) const;
   void release_messages() const;
   void start_phase(int axis) const;
+  // Face (a, s)'s "ready" goes through the device flag (a peer face of signalling spaces),
+  // not through MPI.
+  bool signalled(int a, int s) const { return messages_.peer[a][s] && messages_.signals; }
+  // Whether phase `a` has a face whose "ready" the host waits for (MPI).
+  bool host_in_phase(int a) const;
   // The buffer face (a, s)'s message is packed into (the neighbour's, for a peer face) and
   // the one it is unpacked from, for exchange `parity`, and whether they are device memory.
   double* outgoing(int a, int s, int parity) const;
@@ -179,6 +185,10 @@ private:
     // receive buffers for this side, opened here.
     std::array<std::array<bool, 2>, 3> peer{};
     std::array<std::array<std::array<double*, 2>, 2>, 3> peer_recv{}, peer_remote{};
+    // Every rank's space signals its peer messages on the device (ArraySpace::peer_signals):
+    // a peer face's "ready" is the flag word after its buffer's `capacity` doubles, written
+    // with the exchange's number, and no host waits for it (nor MPI carries it).
+    bool signals = false;
   };
   mutable Messages messages_;
   struct Pending {

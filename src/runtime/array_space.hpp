@@ -15,6 +15,7 @@
 #include <array>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -109,6 +110,16 @@ public:
   virtual std::string export_message(double* message);
   virtual double* import_message(const std::string& handle);
   virtual void close_import(double* imported);
+  // The "ready" of a peer message on the device (a GPU's stream memory operations), so that
+  // no host waits inside an exchange: a peer message buffer of n doubles is allocated with
+  // one word more, its flag. signal_message queues on the exchange queue, behind the pack,
+  // the write of `value` into the flag of `message` (the neighbour's buffer, with a memory
+  // fence before it: the pack's stores arrive first); await_message queues on the exchange
+  // queue a wait until the flag of `message` (this rank's buffer) is >= value. The defaults:
+  // none (peer_signals() false, the others throw).
+  virtual bool peer_signals() const { return false; }
+  virtual void signal_message(double* message, std::size_t n, std::uint64_t value);
+  virtual void await_message(const double* message, std::size_t n, std::uint64_t value);
 
   // Timing marks on a queue (on a GPU events, measured where the queue reaches them; on the
   // host the wall clock when called): mark() returns an id, seconds(from, to) the time

@@ -87,6 +87,14 @@ void ArraySpace::close_import(double*) {
   throw std::logic_error(std::string(name()) + " space: no peer messages");
 }
 
+void ArraySpace::signal_message(double*, std::size_t, std::uint64_t) {
+  throw std::logic_error(std::string(name()) + " space: no peer signals");
+}
+
+void ArraySpace::await_message(const double*, std::size_t, std::uint64_t) {
+  throw std::logic_error(std::string(name()) + " space: no peer signals");
+}
+
 int ArraySpace::mark(Queue) {
   marks_.push_back(std::chrono::steady_clock::now());
   return first_mark_ + int(marks_.size()) - 1;

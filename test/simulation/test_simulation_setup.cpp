@@ -128,6 +128,8 @@ TEST(PredictionLog, CpuRunLogsEveryCalculationThatRan) {
                                      {{"Cactus::terminate", quoted("iteration")},
                                       {"Cactus::cctk_itlast", "3"},
                                       {"IO::out_every", "1"},
+                                      // every step's exchanges measured (default: every 8th)
+                                      {"Saguaro::device_timer_every", "1"},
                                       {"IO::out_dir", quoted(dir / "out")}}));
   std::ostringstream log;
   {

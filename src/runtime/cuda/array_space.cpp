@@ -112,6 +112,11 @@ CudaArraySpace::CudaArraySpace() : driver_(Driver::get()) {
     SAGUARO_CU(d, cuModuleGetFunction(&combine_[m], module_, name.c_str()));
   }
   max_blocks_ = unsigned(std::max(1, d.info().multiprocessors)) * 16;
+  int memory_operations = 0;
+  SAGUARO_CU(d,
+             cuDeviceGetAttribute(&memory_operations,
+                                  CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, d.device()));
+  stream_memory_operations_ = memory_operations != 0;
   // The exchange queue at the highest priority: its pack and unpack blocks go ahead of the
   // waiting blocks of an interior kernel that fills the GPU.
   int least = 0, greatest = 0;
@@ -388,6 +393,20 @@ void CudaArraySpace::close_import(double* imported) {
   Driver& d = Driver::get();
   SAGUARO_CU(d, cuStreamSynchronize(exchange_)); // packs may still write through it
   SAGUARO_CU(d, cuIpcCloseMemHandle(device(imported)));
+}
+
+void CudaArraySpace::signal_message(double* message, std::size_t n, std::uint64_t value) {
+  Driver& d = Driver::get();
+  // Without CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER: a fence (as __threadfence_system, for
+  // this stream) comes first, so the neighbour sees the packed message before the flag.
+  SAGUARO_CU(d, cuStreamWriteValue64(exchange_, device(message) + sizeof(double) * n, value,
+                                     CU_STREAM_WRITE_VALUE_DEFAULT));
+}
+
+void CudaArraySpace::await_message(const double* message, std::size_t n, std::uint64_t value) {
+  Driver& d = Driver::get();
+  SAGUARO_CU(d, cuStreamWaitValue64(exchange_, device(message) + sizeof(double) * n, value,
+                                    CU_STREAM_WAIT_VALUE_GEQ));
 }
 
 int CudaArraySpace::mark(Queue queue) {

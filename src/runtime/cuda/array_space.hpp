@@ -52,6 +52,9 @@ public:
   std::string export_message(double* message) override;
   double* import_message(const std::string& handle) override;
   void close_import(double* imported) override;
+  bool peer_signals() const override { return stream_memory_operations_; }
+  void signal_message(double* message, std::size_t n, std::uint64_t value) override;
+  void await_message(const double* message, std::size_t n, std::uint64_t value) override;
   int mark(Queue queue) override;
   double seconds(int from, int to) override;
   void clear_marks() override;
@@ -98,7 +101,8 @@ private:
   std::array<CUfunction, ArraySpace::max_terms> combine_{};
   CUfunction pack_ = nullptr, unpack_ = nullptr, wrap_ghosts_ = nullptr, reduce_ = nullptr,
              boundary_ = nullptr, layout_ = nullptr;
-  unsigned max_blocks_ = 1; // grid-stride launches: at most this many blocks
+  unsigned max_blocks_ = 1;               // grid-stride launches: at most this many blocks
+  bool stream_memory_operations_ = false; // 64-bit cuStreamWaitValue/WriteValue
   CUdeviceptr staging_ = 0;
   std::size_t staging_bytes_ = 0;
   CUdeviceptr partials_ = 0;    // reduce: 5 doubles per block

@@ -35,6 +35,8 @@ namespace saguaro::runtime::cuda {
   X(cuStreamCreateWithPriority, PFN_cuStreamCreateWithPriority_v5050)                              \
   X(cuCtxGetStreamPriorityRange, PFN_cuCtxGetStreamPriorityRange_v5050)                            \
   X(cuStreamWaitEvent, PFN_cuStreamWaitEvent_v3020)                                                \
+  X(cuStreamWaitValue64, PFN_cuStreamWaitValue64_v11070)                                           \
+  X(cuStreamWriteValue64, PFN_cuStreamWriteValue64_v11070)                                         \
   X(cuMemHostAlloc, PFN_cuMemHostAlloc_v2020)                                                      \
   X(cuMemFreeHost, PFN_cuMemFreeHost_v2000)                                                        \
   X(cuIpcGetMemHandle, PFN_cuIpcGetMemHandle_v4010)                                                \
