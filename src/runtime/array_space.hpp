@@ -159,10 +159,13 @@ private:
   int first_mark_ = 0;                                       // the id of marks_[0]
 };
 
+// Throws std::invalid_argument where a wrapped axis has fewer owned points than ghost layers:
+// a ghost would wrap more than once, and every space's wrap shifts by one period.
+void check_wrap_period(const std::array<int, 3>& alloc, int ghost, const std::array<bool, 3>& wrap);
+
 // The ghost points wrap_ghosts writes, as boxes: per wrapped axis its two ghost slabs over the
 // whole allocated extent of the other axes (boxes of different axes overlap at edges). Throws
-// std::invalid_argument where a wrapped axis has fewer owned points than ghost layers (a ghost
-// would wrap more than once; the wrap kernels shift by one period).
+// as check_wrap_period.
 std::vector<ArrayBox> wrapped_ghost_boxes(const std::array<int, 3>& alloc, int pitch, int ghost,
                                           const std::array<bool, 3>& wrap);
 

@@ -27,13 +27,18 @@ std::size_t ArrayBox::volume() const {
 
 // The base class's exchange and timing defaults: one queue, everything synchronous.
 
+void check_wrap_period(const std::array<int, 3>& alloc, int ghost,
+                       const std::array<bool, 3>& wrap) {
+  for (int a = 0; a < 3; ++a)
+    if (wrap[a] && alloc[a] - 2 * ghost < ghost)
+      throw std::invalid_argument("wrap_ghosts: fewer owned points than ghost layers");
+}
+
 std::vector<ArrayBox> wrapped_ghost_boxes(const std::array<int, 3>& alloc, int pitch, int ghost,
                                           const std::array<bool, 3>& wrap) {
   std::vector<ArrayBox> boxes;
   if (ghost <= 0) return boxes;
-  for (int a = 0; a < 3; ++a)
-    if (wrap[a] && alloc[a] - 2 * ghost < ghost)
-      throw std::invalid_argument("wrap_ghosts: fewer owned points than ghost layers");
+  check_wrap_period(alloc, ghost, wrap);
   for (int a = 0; a < 3; ++a) {
     if (!wrap[a]) continue;
     for (int s = 0; s < 2; ++s) {

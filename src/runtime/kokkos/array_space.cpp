@@ -111,9 +111,7 @@ public:
 
   void wrap_ghosts(const std::vector<double*>& fields, const std::array<int, 3>& alloc, int pitch,
                    int ghost, const std::array<bool, 3>& wrap) override {
-    for (int a = 0; a < 3; ++a)
-      if (wrap[a] && alloc[a] - 2 * ghost < ghost)
-        throw std::invalid_argument("wrap_ghosts: fewer owned points than ghost layers");
+    check_wrap_period(alloc, ghost, wrap);
     const int w[3] = {wrap[0], wrap[1], wrap[2]};
     for (double* f : fields) t_.wrap_ghosts(f, alloc.data(), row_pitch(pitch, alloc[0]), ghost, w);
   }
