@@ -102,6 +102,7 @@ private:
   CUfunction pack_ = nullptr, unpack_ = nullptr, wrap_ghosts_ = nullptr, reduce_ = nullptr,
              boundary_ = nullptr, layout_ = nullptr;
   unsigned max_blocks_ = 1;               // grid-stride launches: at most this many blocks
+  unsigned exchange_blocks_ = 1;          // ... and on the exchange queue (kExchangeBlocksPerSm)
   bool stream_memory_operations_ = false; // 64-bit cuStreamWaitValue/WriteValue
   CUdeviceptr staging_ = 0;
   std::size_t staging_bytes_ = 0;
