@@ -122,7 +122,10 @@ __device__ inline saguaro_index saguaro_box_offset(const SaguaroBox& b, const Sa
 // time with 64-bit index arithmetic, latency-bound: 41 us at 1.0 TB/s, 34 cycles per issued
 // instruction. With this and saguaro_point the exchange of par/wave.par took 52 instead of
 // 55 us per stage (bench/results/2026-11-27-support-kernels-H100.md): better, still far from
-// the bandwidth, for a reason not found yet.
+// the bandwidth. Why (bench/profile/wrap_ghosts.cu): the x slabs take 36 of the wrap's 41 us.
+// Their ghosts are 16 bytes at each end of every row, so every row costs two scattered DRAM
+// sectors (0.28 TB/s); neither cheaper division (39 us) nor a thread per row (31 us for the x
+// slabs) changes that. What would: filling the x ghosts where the state is written.
 #define SAGUARO_ILP 4
 template <class Load, class Store>
 __device__ inline void saguaro_grid_stride_ilp(saguaro_index n, Load load, Store store) {
