@@ -89,8 +89,8 @@ __global__ void wrap(Fields fields, Shell s) {
       j = q - k * ny;
       const int p[3] = {int(i) + box.lo[0], int(j) + box.lo[1], int(k) + box.lo[2]};
       to[u] = fields.p[f] + ((long long)p[2] * kAlloc + p[1]) * kPitch + p[0];
-      v[u] = fields.p[f][((long long)wrapped(p[2]) * kAlloc + wrapped(p[1])) * kPitch +
-                         wrapped(p[0])];
+      v[u] =
+          fields.p[f][((long long)wrapped(p[2]) * kAlloc + wrapped(p[1])) * kPitch + wrapped(p[0])];
     }
 #pragma unroll
     for (int u = 0; u < kIlp; ++u)
@@ -120,8 +120,8 @@ __global__ void wrap_x_rows(Fields fields) {
     double lo[kGhost], hi[kGhost];
 #pragma unroll
     for (int g = 0; g < kGhost; ++g) {
-      lo[g] = from[kN + g];          // the lower ghosts' sources: the upper owned points
-      hi[g] = from[kGhost + g];      // the upper ghosts' sources: the lower owned points
+      lo[g] = from[kN + g];     // the lower ghosts' sources: the upper owned points
+      hi[g] = from[kGhost + g]; // the upper ghosts' sources: the lower owned points
     }
 #pragma unroll
     for (int g = 0; g < kGhost; ++g) {

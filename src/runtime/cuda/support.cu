@@ -125,7 +125,8 @@ __device__ inline saguaro_index saguaro_box_offset(const SaguaroBox& b, const Sa
 // the bandwidth. Why (bench/profile/wrap_ghosts.cu): the x slabs take 36 of the wrap's 41 us.
 // Their ghosts are 16 bytes at each end of every row, so every row costs two scattered DRAM
 // sectors (0.28 TB/s); neither cheaper division (39 us) nor a thread per row (31 us for the x
-// slabs) changes that. What would: filling the x ghosts where the state is written.
+// slabs) changes that, and neither does storing them from the kernels that write the state
+// (their two extra stores per row cost the kernels as much: 2026-11-27-wrap-ghosts-H100.md).
 #define SAGUARO_ILP 4
 template <class Load, class Store>
 __device__ inline void saguaro_grid_stride_ilp(saguaro_index n, Load load, Store store) {
