@@ -148,6 +148,9 @@ private:
   std::vector<calc::Mapping> default_mappings() const;
   void plan_mappings();
   std::vector<std::vector<calc::Mapping>> candidate_sets() const;
+  // The folded form of right-hand side `plain` that the empirical finish times in its place
+  // (the one most stages launch), or -1: the finish times the plain form.
+  int timed_form(std::size_t plain) const;
   void compile_mappings();
   void plan_launches();
   void verify_mappings();

@@ -4,6 +4,7 @@
 #include "schedule/simulation.hpp"
 #include "schedule/simulation_internal.hpp"
 
+#include "calc/fold.hpp"
 #include "calibrate/calibrate.hpp"
 #include "model/model.hpp"
 #include "runtime/statistics.hpp"
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <cmath>
 #include <ostream>
 
@@ -72,6 +74,32 @@ void Simulation::plan_mappings() {
   plan_ = mapper::plan_mappings(setup_.program, request, broadcast_from_root(comm_));
 }
 
+// The empirical finish times a folded right-hand side (the step launches its folded forms,
+// never the plain one) in the folded form most stages launch, up to this many operations. Its
+// stores of the stage's combinations change which mapping is fastest: par/wave.par at 256^3
+// on the H100, the plain form's finish kept z 32x8x8 (its stages 2-3 form 584 us a launch,
+// the step 1.944 ms) over one thread per point (527 us, 1.803 ms). Larger ones (BSSN) time the
+// plain form: their folded forms are large modules that would compile once per candidate.
+constexpr std::size_t kTimeFoldedFormUpTo = 2000;
+
+int Simulation::timed_form(std::size_t plain) const {
+  const calc::Program& program = setup_.program;
+  const auto forms = folding_.forms.find(int(plain));
+  if (forms == folding_.forms.end() ||
+      program.calculations.at(plain).node_count > kTimeFoldedFormUpTo)
+    return -1;
+  std::map<int, int> stages; // folded form -> stages that launch it
+  for (int f : forms->second)
+    if (f >= 0) ++stages[f];
+  int form = -1, most = 0;
+  for (const auto& [f, n] : stages)
+    if (n > most) {
+      form = f;
+      most = n;
+    }
+  return form;
+}
+
 // The empirical finish's candidate programs (Saguaro::mapper_verify): set j - 1 is every
 // calculation under its j-th candidate (j = 0 is the run plan's own mappings), a calculation
 // with fewer keeping its last, one without candidates the run plan's mapping. Empty when no
@@ -85,7 +113,12 @@ std::vector<std::vector<calc::Mapping>> Simulation::candidate_sets() const {
     std::vector<calc::Mapping> mappings = plan_.mappings();
     for (std::size_t i = 0; i < mappings.size(); ++i) {
       const auto& list = plan_.calculations[i].candidates;
-      if (list.size() >= 2) mappings[i] = list[std::min(j, list.size() - 1)];
+      if (list.size() < 2) continue;
+      mappings[i] = list[std::min(j, list.size() - 1)];
+      if (const int f = timed_form(i); f >= 0) // the form the finish times, under it
+        mappings[std::size_t(f)] =
+            calc::fold_mapping(setup_.program.folded_forms.at(std::size_t(f)),
+                               setup_.program.calculations[i], mappings[i]);
     }
     sets.push_back(std::move(mappings));
   }
@@ -106,7 +139,9 @@ void Simulation::compile_mappings() {
   std::vector<bool> wanted(program.calculations.size(), true);
   if (!sets.empty())
     for (const auto& [folded, form] : program.folded_forms)
-      if (plan_.calculations.at(form.plain).candidates.size() >= 2) wanted.at(folded) = false;
+      if (plan_.calculations.at(form.plain).candidates.size() >= 2 &&
+          timed_form(form.plain) != int(folded))
+        wanted.at(folded) = false;
   sets.insert(sets.begin(), plan_.mappings());
   std::vector<std::vector<std::unique_ptr<runtime::CompiledCalculation>>> compiled =
       backend_->compile_sets(program, sets, wanted);
@@ -120,7 +155,8 @@ void Simulation::compile_mappings() {
 // calculation's outputs saved before and restored after so that the state is untouched;
 // mapper::verify_candidates keeps the fastest (and caches the verdict). Every candidate is
 // launched once after a warm-up; those within 1.5x of the fastest then get the median of 5
-// batches of back-to-back launches, each batch about 2 ms (launches queue as in a step, so a
+// batches of back-to-back launches, timed in 5 rounds of one batch each (the order turning
+// every round), each batch about 2 ms (launches queue as in a step, so a
 // mapping of several kernels is not charged a synchronisation per kernel), the others keep
 // their one launch's time; always the slowest rank's. The CUDA backend's timings of every
 // candidate stay in the prediction log. The verdicts' programs are compiled last: the folded
@@ -145,7 +181,10 @@ void Simulation::verify_mappings() {
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm_); // the slowest rank's
     return t;
   };
-  auto time = [&](std::size_t i, const std::vector<calc::Mapping>& list) {
+  auto time = [&](std::size_t plain, const std::vector<calc::Mapping>& list) {
+    // A folded right-hand side is timed in the form the step launches most (timed_form).
+    const int form = timed_form(plain);
+    const std::size_t i = form >= 0 ? std::size_t(form) : plain;
     const CalcBinding& b = *bindings_[i];
     std::vector<std::pair<double*, double*>> saved; // (field, copy)
     for (int f : b.outputs) {
@@ -171,22 +210,34 @@ void Simulation::verify_mappings() {
       batch(trial, 1); // warm-up
       seconds.push_back(batch(trial, 1));
     }
+    // The finalists' batches in rounds, one batch of each per round in an order that turns
+    // every round, so that a drift of the GPU's clock or of its caches over the timing is
+    // spread over every candidate instead of favouring the ones timed first or last.
     const double fastest = *std::min_element(seconds.begin(), seconds.end());
+    std::vector<std::size_t> finalists;
+    std::vector<int> launches(trials.size(), 1);
     for (std::size_t j = 0; j < trials.size(); ++j) {
       if (seconds[j] > kScreen * fastest) continue;
-      const int launches =
-          int(std::clamp(std::ceil(2e-3 / std::max(seconds[j], 1e-7)), 1.0, 100.0));
-      std::vector<double> runs;
-      for (int r = 0; r < 5; ++r) runs.push_back(batch(trials[j], launches));
-      seconds[j] = runtime::median(runs);
+      finalists.push_back(j);
+      launches[j] = int(std::clamp(std::ceil(2e-3 / std::max(seconds[j], 1e-7)), 1.0, 100.0));
     }
+    std::vector<std::vector<double>> runs(trials.size());
+    for (std::size_t r = 0; r < 5; ++r)
+      for (std::size_t n = 0; n < finalists.size(); ++n) {
+        const std::size_t j = finalists[(n + r) % finalists.size()];
+        runs[j].push_back(batch(trials[j], launches[j]));
+      }
+    for (std::size_t j : finalists) seconds[j] = runtime::median(runs[j]);
     for (const auto& [field, copy] : saved) {
       space.copy(field, copy, points);
       space.release(copy);
     }
     // Each candidate keeps scratch arrays for its temporaries while it lives: gone once timed
     // (BSSN's candidates hold tens of them, 150 MB each at 256^3).
-    for (auto& set : compiled) set[i].reset();
+    for (auto& set : compiled) {
+      set[i].reset();
+      set[plain].reset();
+    }
     return seconds;
   };
   const auto time_start = std::chrono::steady_clock::now();
