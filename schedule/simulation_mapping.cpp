@@ -13,8 +13,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <cmath>
+#include <map>
 #include <ostream>
 
 namespace saguaro::host {
@@ -113,13 +113,9 @@ std::vector<std::vector<calc::Mapping>> Simulation::candidate_sets() const {
     std::vector<calc::Mapping> mappings = plan_.mappings();
     for (std::size_t i = 0; i < mappings.size(); ++i) {
       const auto& list = plan_.calculations[i].candidates;
-      if (list.size() < 2) continue;
-      mappings[i] = list[std::min(j, list.size() - 1)];
-      if (const int f = timed_form(i); f >= 0) // the form the finish times, under it
-        mappings[std::size_t(f)] =
-            calc::fold_mapping(setup_.program.folded_forms.at(std::size_t(f)),
-                               setup_.program.calculations[i], mappings[i]);
+      if (list.size() >= 2) mappings[i] = list[std::min(j, list.size() - 1)];
     }
+    calc::follow_plain_forms(setup_.program, mappings); // the form timed_form picks among them
     sets.push_back(std::move(mappings));
   }
   return sets;

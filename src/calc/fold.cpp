@@ -121,4 +121,10 @@ Mapping fold_mapping(const FoldedForm& form, const Calculation& plain, const Map
   return out;
 }
 
+void follow_plain_forms(const Program& program, std::vector<Mapping>& mappings) {
+  for (const auto& [folded, form] : program.folded_forms)
+    mappings.at(folded) =
+        fold_mapping(form, program.calculations.at(form.plain), mappings.at(form.plain));
+}
+
 } // namespace saguaro::calc

@@ -41,8 +41,13 @@ FoldedForm folded_form(std::size_t plain_index, const Calculation& plain, const 
 // The folded form's mapping made from its plain form's: the same kernels (stores, temporaries,
 // block, buffering), each that stored a replaced grid function storing the targets instead. A
 // fold adds a few loads and stores at the point to the kernels that store k, so the partition
-// and blocks chosen for the plain form serve its folded forms: they are not searched or timed
-// again (a right-hand side like BSSN's would otherwise triple its start-up).
+// and blocks chosen for the plain form serve its folded forms: they are not searched again (a
+// right-hand side like BSSN's would otherwise triple its start-up); the empirical finish may
+// time one of them in the plain form's place.
 Mapping fold_mapping(const FoldedForm& form, const Calculation& plain, const Mapping& mapping);
+
+// mappings[f] = fold_mapping of its plain form's mapping, for every folded form f of `program`
+// (`mappings`: one per calculation).
+void follow_plain_forms(const Program& program, std::vector<Mapping>& mappings);
 
 } // namespace saguaro::calc

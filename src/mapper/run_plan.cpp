@@ -49,12 +49,14 @@ std::vector<calc::BlockConfig> blocks(const calc::Mapping& m) {
 RunPlan choose_mappings(const calc::Program& program, const MappingRequest& request,
                         const Broadcast& broadcast);
 
-// Every folded form takes its plain form's kernels (calc::fold_mapping), whatever chose them.
+// Every folded form takes its plain form's kernels (calc::follow_plain_forms), whatever chose
+// them.
 void follow_plain_forms(const calc::Program& program, RunPlan& plan) {
+  std::vector<calc::Mapping> mappings = plan.mappings();
+  calc::follow_plain_forms(program, mappings);
   for (const auto& [folded, form] : program.folded_forms) {
     CalculationPlan& p = plan.calculations.at(folded);
-    p.mapping = calc::fold_mapping(form, program.calculations.at(form.plain),
-                                   plan.calculations.at(form.plain).mapping);
+    p.mapping = std::move(mappings.at(folded));
     p.candidates.clear();
   }
 }
