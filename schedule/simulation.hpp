@@ -113,6 +113,8 @@ private:
   void run_calculation(const CalcBinding& binding);
   runtime::KernelArgs kernel_args(const CalcBinding& binding) const;
   void run_region(const CalcBinding& binding, const calc::Region& region, const std::string& part);
+  void run_regions(const CalcBinding& binding, const std::vector<calc::Region>& boxes,
+                   const std::string& part);
   // The step plan (schedule/step_plan.hpp), built once from MoL::ODE_Method's integrator and
   // the functions of MoL_CalcRHS and MoL_PostStep; MoL_Evolution runs it, run_step_op
   // carries out its operations other than the combinations (simulation_step.cpp).

@@ -59,6 +59,14 @@ void Simulation::run_region(const CalcBinding& b, const calc::Region& region,
   b.kernel->run(args);
 }
 
+// The boxes of a split launch's boundary shell, in as few launches as the backend can.
+void Simulation::run_regions(const CalcBinding& b, const std::vector<calc::Region>& boxes,
+                             const std::string& part) {
+  runtime::KernelArgs args = kernel_args(b);
+  args.region = part;
+  b.kernel->run_boxes(args, boxes);
+}
+
 // Runs one calculation over its region: pointwise calculations on every allocated point (so
 // initial data is defined on the outer boundary too), boundary calculations on the outer
 // layers, the rest on the owned points. Outputs that later stencils or output read are
@@ -225,7 +233,7 @@ void Simulation::run_step_op(const schedule::StepOp& op, double time) {
           if (interior)
             run_region(*b, b->regions.interior, "interior");
           else
-            for (const calc::Region& box : b->regions.shell) run_region(*b, box, "boundary shell");
+            run_regions(*b, b->regions.shell, "boundary shell");
           if (whole)
             step_whole_rhs_.push_back({before, space.mark(runtime::ArraySpace::Queue::compute)});
           else if (timed && !interior)

@@ -255,12 +255,26 @@ void KernelPrinter::print_prologue(std::ostringstream& o, const std::string& uni
   const char* E = kAxis[e_];
   const char* F = kAxis[f_];
   auto bound = [](const char* side, int a, int extent) {
-    std::string s = std::string("g.") + side + "[" + std::to_string(a) + "]";
+    std::string s = std::string("r_") + side + "[" + std::to_string(a) + "]";
     if (extent != 0) s += std::string(side[0] == 'l' ? " - " : " + ") + std::to_string(extent);
     return s;
   };
   const auto& lo = plan_.extent_lo;
   const auto& hi = plan_.extent_hi;
+  // A launch over several boxes (a boundary shell): blockIdx.z says which box, counted from the
+  // box's first block; the bounds are dead once the loop's are set.
+  o << "  // This launch's region: the geometry's, or the box of several this block is in.\n";
+  o << "  int r_lo[3] = {g.lo[0], g.lo[1], g.lo[2]}, r_hi[3] = {g.hi[0], g.hi[1], g.hi[2]};\n";
+  o << "  int block_e = int(blockIdx.z);\n";
+  o << "  if (g.boxes > 1) {\n"
+    << "    int b = 0;\n"
+    << "    while (b + 1 < g.boxes && block_e >= g.box_first[b + 1]) ++b;\n"
+    << "    block_e -= g.box_first[b];\n"
+    << "    for (int a = 0; a < 3; ++a) {\n"
+    << "      r_lo[a] = g.box_lo[b][a];\n"
+    << "      r_hi[a] = g.box_hi[b][a];\n"
+    << "    }\n"
+    << "  }\n";
   o << "  // This stage's region, [lo - extent_lo, hi + extent_hi).\n";
   o << "  const int x_end = " << bound("hi", 0, hi[0]) << ";\n";
   o << "  const int " << F << "_end = " << bound("hi", f_, hi[std::size_t(f_)]) << ";\n";
@@ -281,8 +295,8 @@ void KernelPrinter::print_prologue(std::ostringstream& o, const std::string& uni
     << " + int(blockIdx.y) * " << tf << ";\n";
   o << "  const int i = x_block + int(threadIdx.x);\n";
   o << "  const int " << F << "i = " << F << "_block + int(threadIdx.y);\n";
-  o << "  const int " << E << "_begin = " << bound("lo", e_, lo[std::size_t(e_)])
-    << " + int(blockIdx.z) * " << tee << ";\n";
+  o << "  const int " << E << "_begin = " << bound("lo", e_, lo[std::size_t(e_)]) << " + block_e * "
+    << tee << ";\n";
   o << "  const int " << E << "_stop = min(" << E << "_begin + " << tee << ", " << E << "_end);\n";
   o << "  const bool active = i < x_end && " << F << "i < " << F << "_end;\n";
   if (!plan_.barriers)
@@ -519,6 +533,43 @@ std::array<unsigned, 3> launch_grid(const CudaKernel& kernel, const std::array<i
   long nx = count(0), nf = count(f), ne = count(e);
   if (nx == 0 || nf == 0 || ne == 0) return {0, 0, 0};
   return {blocks(nx, kernel.block.tx), blocks(nf, kernel.block.tf), blocks(ne, kernel.block.tee)};
+}
+
+bool launch_boxes_fit(const CudaKernel& kernel, const std::vector<calc::Region>& boxes) {
+  if (boxes.size() > std::size_t(kMaxLaunchBoxes)) return false;
+  unsigned long blocks_e = 0;
+  for (const calc::Region& box : boxes) blocks_e += launch_grid(kernel, box.lo, box.hi)[2];
+  return blocks_e <= 65535;
+}
+
+std::array<unsigned, 3> launch_grid(const CudaKernel& kernel,
+                                    const std::vector<calc::Region>& boxes,
+                                    CudaGeometry& geometry) {
+  if (!launch_boxes_fit(kernel, boxes))
+    throw std::invalid_argument("launch_grid: " + std::to_string(boxes.size()) +
+                                " boxes do not fit one launch (at most " +
+                                std::to_string(kMaxLaunchBoxes) + ", 65535 blocks along z)");
+  std::array<unsigned, 3> grid{0, 0, 0};
+  geometry.boxes = 0;
+  for (const calc::Region& box : boxes) {
+    const std::array<unsigned, 3> own = launch_grid(kernel, box.lo, box.hi);
+    if (own[0] == 0) continue;
+    const int b = geometry.boxes++;
+    geometry.box_first[b] = int(grid[2]);
+    for (int a = 0; a < 3; ++a) {
+      geometry.box_lo[b][a] = box.lo[a];
+      geometry.box_hi[b][a] = box.hi[a];
+    }
+    grid = {std::max(grid[0], own[0]), std::max(grid[1], own[1]), grid[2] + own[2]};
+  }
+  if (geometry.boxes == 1) { // one box: the plain region
+    for (int a = 0; a < 3; ++a) {
+      geometry.lo[a] = geometry.box_lo[0][a];
+      geometry.hi[a] = geometry.box_hi[0][a];
+    }
+    geometry.boxes = 0;
+  }
+  return grid;
 }
 
 CudaModule generate_cuda(const calc::Program& program, const std::vector<calc::Mapping>& mappings,

@@ -31,7 +31,11 @@
 //   lo, hi        the region of the calculation's outputs, local indices [lo, hi); a kernel
 //                 of stage s covers [lo - extent_lo, hi + extent_hi) of that stage
 //   origin, index_offset, spacing: coordinate of local index i = origin + (i + index_offset) *
-//   spacing time          simulation time
+//                 spacing
+//   time          simulation time
+//   boxes         > 1: one launch over several disjoint regions (a boundary shell, launch_grid
+//                 over boxes): box b is [box_lo[b], box_hi[b]) and owns the blocks along
+//                 blockIdx.z from box_first[b]; lo and hi are then unused. 0 or 1: lo, hi
 #define SAGUARO_CUDA_GEOMETRY_FIELDS                                                               \
   int alloc[3];                                                                                    \
   int pitch;                                                                                       \
@@ -40,13 +44,21 @@
   int index_offset[3];                                                                             \
   double origin[3];                                                                                \
   double spacing[3];                                                                               \
-  double time;
+  double time;                                                                                     \
+  int boxes;                                                                                       \
+  int box_first[6];                                                                                \
+  int box_lo[6][3];                                                                                \
+  int box_hi[6][3];
 
 namespace saguaro::codegen {
 
 struct CudaGeometry {
   SAGUARO_CUDA_GEOMETRY_FIELDS
 };
+// The most boxes one launch covers (CudaGeometry::box_first's size): a patch's boundary shell
+// has at most two per axis.
+inline constexpr int kMaxLaunchBoxes = 6;
+static_assert(sizeof(CudaGeometry::box_first) == kMaxLaunchBoxes * sizeof(int));
 static_assert(std::is_standard_layout_v<CudaGeometry> && std::is_trivial_v<CudaGeometry>);
 
 // The CUDA dialect of expressions (function names; parameters p<i>, spacings and time from the
@@ -111,5 +123,16 @@ CudaModule generate_cuda(const calc::Program& program,
 // ceil(n_x / t_x), ceil(n_f / t_f), ceil(n_e / t_ee) (zeros for an empty region).
 std::array<unsigned, 3> launch_grid(const CudaKernel& kernel, const std::array<int, 3>& lo,
                                     const std::array<int, 3>& hi);
+
+// One launch of a kernel over several disjoint regions (each as lo, hi would be): fills the
+// geometry's box table with the boxes this kernel has points in, each owning ceil(n_e / t_ee)
+// blocks along blockIdx.z, and returns the grid (x and f: as many blocks as the widest box
+// needs; threads outside their box leave). Zeros when no box has points. Throws
+// std::invalid_argument beyond kMaxLaunchBoxes boxes or 65535 blocks along z (the caller
+// launches them one by one then: launch_boxes_fit).
+std::array<unsigned, 3> launch_grid(const CudaKernel& kernel,
+                                    const std::vector<calc::Region>& boxes, CudaGeometry& geometry);
+// Whether launch_grid over `boxes` makes one launch of `kernel`.
+bool launch_boxes_fit(const CudaKernel& kernel, const std::vector<calc::Region>& boxes);
 
 } // namespace saguaro::codegen

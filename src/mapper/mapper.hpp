@@ -165,7 +165,7 @@ struct LaunchChoice {
   std::string reason;             // a line for the banner
 };
 // Prices `mapping` of `calc` over a patch of options.grid owned points (each launch with its
-// own T_launch). No exchange (no faces) or no interior: whole.
+// own T_launch; the shell's boxes are one launch). No exchange (no faces) or no interior: whole.
 LaunchChoice choose_launches(const calc::Calculation& calc, const calc::Mapping& mapping,
                              const model::Device& device, const MapperOptions& options,
                              const ExchangeCost& exchange);

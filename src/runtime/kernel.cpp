@@ -64,4 +64,15 @@ bool check_args(const CallShape& shape, const KernelArgs& args) {
 
 } // namespace detail
 
+void CompiledCalculation::run_boxes(const KernelArgs& args,
+                                    const std::vector<calc::Region>& boxes) const {
+  KernelArgs box_args = args;
+  for (const calc::Region& box : boxes) {
+    if (box.empty()) continue;
+    box_args.lo = box.lo;
+    box_args.hi = box.hi;
+    run(box_args);
+  }
+}
+
 } // namespace saguaro::runtime

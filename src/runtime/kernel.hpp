@@ -56,6 +56,11 @@ public:
   // Runs every stage. The caller guarantees that the region grown by each stage's extent
   // and its stencil lies inside the allocated arrays (see required_margin()).
   virtual void run(const KernelArgs& args) const = 0;
+  // Runs every stage over each of `boxes` (disjoint regions, each as args.lo/hi would be; args'
+  // own lo/hi are ignored) in as few launches as the backend can: a boundary shell's boxes are
+  // small, and one launch over all of them fills the GPU where one per box leaves it half idle.
+  // Here: one run() per non-empty box.
+  virtual void run_boxes(const KernelArgs& args, const std::vector<calc::Region>& boxes) const;
 };
 
 // The arrays and coefficients of one time-tiled step (calc/time_tile.hpp): KernelArgs give the

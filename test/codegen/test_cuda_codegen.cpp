@@ -19,6 +19,8 @@
 #include "runtime/runtime_support.hpp"
 #include "strategy_demo.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -40,8 +42,10 @@ calc::Mapping mapping_with(const calc::Calculation& c, calc::Buffering b, calc::
   return calc::strategy_mapping(c, mixed ? "mixed" : std::string(1, calc::letter(b)), block);
 }
 
-// Runs calculation `c` of `program` under `mapping` through the emulator.
-void run_emulated(CudaEmulator& emu, const codegen::CudaModule& module, int c, Patch& p) {
+// Runs calculation `c` of `program` under `mapping` through the emulator: over the patch's
+// region, or with `boxes` once per kernel over all of them (as the CUDA backend's run_boxes).
+void run_emulated(CudaEmulator& emu, const codegen::CudaModule& module, int c, Patch& p,
+                  const std::vector<calc::Region>* boxes = nullptr) {
   const runtime::KernelArgs& a = p.args;
   std::vector<std::vector<double>> temporaries(module.temporaries[c].size(),
                                                std::vector<double>(p.points(), 0.0));
@@ -60,7 +64,9 @@ void run_emulated(CudaEmulator& emu, const codegen::CudaModule& module, int c, P
     for (double*& ptr : pointers) args.push_back(&ptr);
     args.push_back(&g);
     for (double& v : parameters) args.push_back(&v);
-    emu.launch(k, codegen::launch_grid(k, a.lo, a.hi), args.data());
+    const std::array<unsigned, 3> grid =
+        boxes ? codegen::launch_grid(k, *boxes, g) : codegen::launch_grid(k, a.lo, a.hi);
+    if (grid[0] > 0) emu.launch(k, grid, args.data());
   }
 }
 
@@ -149,6 +155,70 @@ INSTANTIATE_TEST_SUITE_P(
       std::string n = info.param.file.substr(info.param.file.rfind('/') + 1);
       return n.substr(0, n.find('.')) + "_order" + std::to_string(info.param.fd_order);
     });
+
+// A boundary shell launched once per kernel over all its boxes (codegen::launch_grid over boxes,
+// as the CUDA backend's run_boxes) computes what the interpreter computes box by box and
+// touches nothing else: the z faces (2 boxes, as on ranks cut along z) and every face (6), with
+// blocks streaming along z and along y, partial blocks on every axis.
+TEST(CudaCodegen, OneLaunchOverAShellsBoxesMatchesTheInterpreter) {
+  const std::array<std::array<bool, 2>, 3> z_faces{{{false, false}, {false, false}, {true, true}}};
+  const std::array<std::array<bool, 2>, 3> all_faces{{{true, true}, {true, true}, {true, true}}};
+  int launches = 0;
+  for (const char* file : {"par/wave.edl", "par/maxwell.edl", "par/microbench.edl"}) {
+    const calc::Program program = load(file);
+    auto reference = runtime::make_backend("interpreter", {})->compile(program);
+    for (const calc::BlockConfig& block : {kBlocks[0], kBlocks[1]})
+      for (bool mixed : {false, true}) {
+        std::vector<calc::Mapping> mappings;
+        for (const calc::Calculation& c : program.calculations)
+          mappings.push_back(mapping_with(c, calc::Buffering::Unbuffered, block, mixed));
+        const codegen::CudaModule module = codegen::generate_cuda(program, mappings);
+        CudaEmulator emu(module, SuiteCache::dir() + "/emulator");
+        for (std::size_t c = 0; c < program.calculations.size(); ++c) {
+          const calc::Calculation& calc = program.calculations[c];
+          if (calc.on_boundary || calc.inputs.empty()) continue;
+          for (const auto& faces : {z_faces, all_faces}) {
+            SCOPED_TRACE(std::string(file) + " " + calc.name + " " +
+                         calc::to_string(calc, mappings[c]) +
+                         (faces == z_faces ? ", z faces" : ", every face"));
+            const calc::Margin margin = runtime::required_margin(calc);
+            Patch initial = make_patch(calc, margin);
+            initial.args.parameters = parameter_values(program, true);
+            const calc::RegionSplit split =
+                calc::split_region(calc::Region{initial.args.lo, initial.args.hi}, margin, faces);
+            if (split.shell.empty()) continue; // a pointwise calculation: no margin
+            ASSERT_EQ(split.shell.size(), faces == z_faces ? 2u : 6u);
+            Patch expected = clone(initial), actual = clone(initial);
+            reference[c]->run_boxes(expected.args, split.shell);
+            run_emulated(emu, module, int(c), actual, &split.shell);
+            ++launches;
+            long changed = 0, mismatches = 0, interior_changed = 0;
+            const calc::Region& in = split.interior;
+            for (std::size_t g = 0; g < initial.data.size(); ++g)
+              for (int k = 0; k < initial.args.alloc[2]; ++k)
+                for (int j = 0; j < initial.args.alloc[1]; ++j)
+                  for (int i = 0; i < initial.args.alloc[0]; ++i) {
+                    const std::size_t at = initial.linear(i, j, k);
+                    const double x = expected.data[g][at], y = actual.data[g][at];
+                    if (!(std::fabs(x - y) <=
+                          kTolerance * std::max({1.0, std::fabs(x), std::fabs(y)})))
+                      ++mismatches;
+                    if (x != initial.data[g][at]) {
+                      ++changed;
+                      if (i >= in.lo[0] && i < in.hi[0] && j >= in.lo[1] && j < in.hi[1] &&
+                          k >= in.lo[2] && k < in.hi[2])
+                        ++interior_changed;
+                    }
+                  }
+            EXPECT_EQ(mismatches, 0);
+            EXPECT_GT(changed, 0);
+            EXPECT_EQ(interior_changed, 0);
+          }
+        }
+      }
+  }
+  EXPECT_GT(launches, 0);
+}
 
 // Kernels printed for the layout of the arrays they run over (a run's: BackendOptions::
 // array_layout) take the strides as constants and compute the same numbers; each calculation's

@@ -248,14 +248,37 @@ public:
   CudaCalculation(const CudaCalculation&) = delete;
   CudaCalculation& operator=(const CudaCalculation&) = delete;
 
-  void run(const KernelArgs& args) const override {
+  void run(const KernelArgs& args) const override { launch(args, nullptr); }
+
+  // One launch per kernel over every box (codegen::launch_grid over boxes), where they fit one.
+  void run_boxes(const KernelArgs& args, const std::vector<calc::Region>& boxes) const override {
+    std::vector<calc::Region> nonempty;
+    for (const calc::Region& box : boxes)
+      if (!box.empty()) nonempty.push_back(box);
+    bool fit = nonempty.size() > 1;
+    for (std::size_t n = 0; fit && n < kernels_.size(); ++n)
+      fit = codegen::launch_boxes_fit(module_->generated().kernels[kernels_[n]], nonempty);
+    if (!fit) return CompiledCalculation::run_boxes(args, nonempty);
+    KernelArgs box_args = args;
+    for (const calc::Region& box : nonempty) { // every box's region and margin checked
+      box_args.lo = box.lo;
+      box_args.hi = box.hi;
+      detail::check_args(shape_, box_args);
+    }
+    launch(args, &nonempty);
+  }
+
+private:
+  // Launches every kernel over args.lo/hi, or over `boxes` (non-empty, checked, fitting one
+  // launch per kernel).
+  void launch(const KernelArgs& args, const std::vector<calc::Region>* boxes) const {
     const codegen::CudaModule& g = module_->generated();
     if (g.layout && !(*g.layout == args.layout()))
       throw std::invalid_argument(fmt::format(
           "cuda backend: the kernels were compiled for arrays of row pitch {} and {} rows per "
           "plane (BackendOptions::array_layout), this launch is over arrays of {} and {}",
           g.layout->pitch, g.layout->rows, args.row_pitch(), args.alloc[1]));
-    if (!detail::check_args(shape_, args)) return;
+    if (boxes == nullptr && !detail::check_args(shape_, args)) return;
     ensure_temporaries(args.array_points());
 
     codegen::CudaGeometry geometry = geometry_of(args);
@@ -267,7 +290,8 @@ public:
       const std::size_t index = kernels_[n];
       const codegen::CudaKernel& k = g.kernels[index];
       // launch_grid grows the region by the kernel's stage extents itself.
-      const std::array<unsigned, 3> grid = codegen::launch_grid(k, args.lo, args.hi);
+      const std::array<unsigned, 3> grid = boxes ? codegen::launch_grid(k, *boxes, geometry)
+                                                 : codegen::launch_grid(k, args.lo, args.hi);
       if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) continue;
 
       // The calling convention of codegen/cuda.hpp: fields, temporaries, geometry, parameters.
@@ -297,14 +321,18 @@ public:
         parameters[p] = args.parameters[std::size_t(index_p)];
         params.push_back(&parameters[p]);
       }
-      double points = 1;
-      for (int a = 0; a < 3; ++a)
-        points *= double(args.hi[a] + k.extent_hi[a] - (args.lo[a] - k.extent_lo[a]));
+      double points = 0;
+      for (const calc::Region& box :
+           boxes ? *boxes : std::vector<calc::Region>{{args.lo, args.hi}}) {
+        double box_points = 1;
+        for (int a = 0; a < 3; ++a)
+          box_points *= std::max(0, box.hi[a] + k.extent_hi[a] - (box.lo[a] - k.extent_lo[a]));
+        points += box_points;
+      }
       module_->launch(index, grid, params.data(), points, args.region);
     }
   }
 
-private:
   // Scratch arrays for the temporaries, of the patch's size (made again when it changes).
   void ensure_temporaries(std::size_t volume) const {
     if (temporary_nodes_.empty()) return;
