@@ -75,19 +75,14 @@ void Simulation::plan_mappings() {
 }
 
 // The empirical finish times a folded right-hand side (the step launches its folded forms,
-// never the plain one) in the folded form most stages launch, up to this many operations. Its
-// stores of the stage's combinations change which mapping is fastest: par/wave.par at 256^3
-// on the H100, the plain form's finish kept z 32x8x8 (its stages 2-3 form 584 us a launch,
-// the step 1.944 ms) over one thread per point (527 us, 1.803 ms). Larger ones (BSSN) time the
-// plain form: their folded forms are large modules that would compile once per candidate.
-constexpr std::size_t kTimeFoldedFormUpTo = 2000;
-
+// never the plain one) in the folded form most stages launch. Its stores of the stage's
+// combinations change which mapping is fastest: par/wave.par at 256^3 on the H100, the plain
+// form's finish kept z 32x8x8 (its stages 2-3 form 584 us a launch, the step 1.944 ms) over one
+// thread per point (527 us, 1.803 ms); BSSN at 256^3 kept a fission of 4 kernels (step 113.5
+// ms) over one of 5 (110.9 ms), for 2-6 s more of compiling on its first run (23.6-24.6 s).
 int Simulation::timed_form(std::size_t plain) const {
-  const calc::Program& program = setup_.program;
   const auto forms = folding_.forms.find(int(plain));
-  if (forms == folding_.forms.end() ||
-      program.calculations.at(plain).node_count > kTimeFoldedFormUpTo)
-    return -1;
+  if (forms == folding_.forms.end()) return -1;
   std::map<int, int> stages; // folded form -> stages that launch it
   for (int f : forms->second)
     if (f >= 0) ++stages[f];
