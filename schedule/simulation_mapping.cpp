@@ -233,7 +233,11 @@ void Simulation::verify_mappings() {
   };
   const auto time_start = std::chrono::steady_clock::now();
   const std::vector<calc::Mapping> before = plan_.mappings();
-  const std::vector<std::string> lines = mapper::verify_candidates(program, time, plan_);
+  const std::vector<std::string> lines =
+      mapper::verify_candidates(program, time, plan_, [&](std::size_t plain) {
+        const int form = timed_form(plain);
+        return form >= 0 ? program.calculations[std::size_t(form)].name : std::string();
+      });
   candidate_kernels_.clear();
   startup_.finish_timing =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - time_start).count();

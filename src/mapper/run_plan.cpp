@@ -382,8 +382,9 @@ std::vector<calc::Mapping> finish_candidates(const calc::Calculation& calc, cons
 
 // Saguaro::mapper_verify: the fastest candidate of each calculation is kept; every candidate's
 // timing stays in the plan (and the CUDA backend's in the prediction log).
-std::vector<std::string> verify_candidates(const calc::Program& program, const TimeCandidates& time,
-                                           RunPlan& plan) {
+std::vector<std::string>
+verify_candidates(const calc::Program& program, const TimeCandidates& time, RunPlan& plan,
+                  const std::function<std::string(std::size_t)>& timed_as) {
   std::vector<std::string> lines;
   for (std::size_t i = 0; i < plan.calculations.size(); ++i) {
     CalculationPlan& p = plan.calculations[i];
@@ -411,7 +412,9 @@ std::vector<std::string> verify_candidates(const calc::Program& program, const T
       }
       return blocks;
     };
-    std::string line = fmt::format("mapper_verify: {}:", c.name);
+    const std::string form = timed_as ? timed_as(i) : std::string();
+    std::string line = form.empty() ? fmt::format("mapper_verify: {}:", c.name)
+                                    : fmt::format("mapper_verify: {}, timed as {}:", c.name, form);
     for (std::size_t j = 0; j < list.size(); ++j) {
       std::string label = j == 0                       ? " model's pick"
                           : list[j] == one_per_point   ? " one thread per point"

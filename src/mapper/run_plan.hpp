@@ -147,8 +147,12 @@ std::vector<calc::Mapping> finish_candidates(const calc::Calculation& calc, cons
 // Times the candidates of every calculation that has two or more, keeps the fastest (ties: the
 // first) and logs a line each; with plan.verdicts, stores each verdict in the mapping cache
 // (a verdict that cannot be written is a log line, not an error). Returns the new log lines; the
-// plan's mappings change where a candidate other than the mapper's choice was kept.
-std::vector<std::string> verify_candidates(const calc::Program& program, const TimeCandidates& time,
-                                           RunPlan& plan);
+// plan's mappings change where a candidate other than the mapper's choice was kept. `timed_as`
+// names the form a calculation's candidates were timed in where it is another (a right-hand
+// side timed in a folded form, Simulation::timed_form), "" where it is the calculation itself;
+// the line says so, since its times are not the plain form's.
+std::vector<std::string>
+verify_candidates(const calc::Program& program, const TimeCandidates& time, RunPlan& plan,
+                  const std::function<std::string(std::size_t)>& timed_as = {});
 
 } // namespace saguaro::mapper

@@ -196,6 +196,14 @@ TEST(RunPlan, VerificationKeepsTheFastestCandidate) {
   EXPECT_EQ(lines[0], "mapper_verify: wave_rhs: 2.000 ms model's pick, 1.000 ms; kept " +
                           calc::to_string(wave().calculations[1], faster));
   EXPECT_EQ(plan.log.back(), lines[0]);
+  // Timed in another form (a folded right-hand side's), the line names it.
+  RunPlan again = plan;
+  again.calculations[1].mapping = again.calculations[1].candidates[0];
+  const std::vector<std::string> folded = verify_candidates(
+      wave(), timer, again, [](std::size_t i) { return i == 1 ? "wave_rhs (stages 2, 3)" : ""; });
+  ASSERT_EQ(folded.size(), 1u);
+  EXPECT_THAT(folded[0], testing::StartsWith("mapper_verify: wave_rhs, timed as wave_rhs "
+                                             "(stages 2, 3): 2.000 ms model's pick, 1.000 ms"));
   EXPECT_THAT(to_string(wave(), plan), HasSubstr("candidate 1: "));
   EXPECT_THAT(to_string(wave(), plan), HasSubstr("1.000 ms (kept)"));
 }
