@@ -545,10 +545,12 @@ bool launch_boxes_fit(const CudaKernel& kernel, const std::vector<calc::Region>&
 std::array<unsigned, 3> launch_grid(const CudaKernel& kernel,
                                     const std::vector<calc::Region>& boxes,
                                     CudaGeometry& geometry) {
-  if (!launch_boxes_fit(kernel, boxes))
-    throw std::invalid_argument("launch_grid: " + std::to_string(boxes.size()) +
-                                " boxes do not fit one launch (at most " +
-                                std::to_string(kMaxLaunchBoxes) + ", 65535 blocks along z)");
+  auto refuse = [&boxes] {
+    return std::invalid_argument("launch_grid: " + std::to_string(boxes.size()) +
+                                 " boxes do not fit one launch (at most " +
+                                 std::to_string(kMaxLaunchBoxes) + ", 65535 blocks along z)");
+  };
+  if (boxes.size() > std::size_t(kMaxLaunchBoxes)) throw refuse();
   std::array<unsigned, 3> grid{0, 0, 0};
   geometry.boxes = 0;
   for (const calc::Region& box : boxes) {
@@ -562,6 +564,7 @@ std::array<unsigned, 3> launch_grid(const CudaKernel& kernel,
     }
     grid = {std::max(grid[0], own[0]), std::max(grid[1], own[1]), grid[2] + own[2]};
   }
+  if (grid[2] > 65535) throw refuse();
   if (geometry.boxes == 1) { // one box: the plain region
     for (int a = 0; a < 3; ++a) {
       geometry.lo[a] = geometry.box_lo[0][a];

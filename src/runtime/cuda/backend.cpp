@@ -321,14 +321,16 @@ private:
         parameters[p] = args.parameters[std::size_t(index_p)];
         params.push_back(&parameters[p]);
       }
-      double points = 0;
-      for (const calc::Region& box :
-           boxes ? *boxes : std::vector<calc::Region>{{args.lo, args.hi}}) {
-        double box_points = 1;
+      // The points it computes: its region (or boxes) grown by its stage's extents.
+      auto grown_points = [&k](const std::array<int, 3>& lo, const std::array<int, 3>& hi) {
+        double n = 1;
         for (int a = 0; a < 3; ++a)
-          box_points *= std::max(0, box.hi[a] + k.extent_hi[a] - (box.lo[a] - k.extent_lo[a]));
-        points += box_points;
-      }
+          n *= std::max(0, hi[a] + k.extent_hi[a] - (lo[a] - k.extent_lo[a]));
+        return n;
+      };
+      double points = boxes ? 0 : grown_points(args.lo, args.hi);
+      if (boxes)
+        for (const calc::Region& box : *boxes) points += grown_points(box.lo, box.hi);
       module_->launch(index, grid, params.data(), points, args.region);
     }
   }
