@@ -84,6 +84,7 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
   runtime::BackendOptions options;
   options.cache_dir = reg.get_string("Saguaro", "cache_dir");
   options.verbose = reg.get_bool("Saguaro", "verbose") && rank_ == 0;
+  options.programmatic_launch = reg.get_bool("Saguaro", "programmatic_launch");
   // Every calculation of the run works on this rank's patch: kernels printed for its layout,
   // when it is every rank's (otherwise each layout would be compiled on its own rank, and the
   // ranks of one host would run NVRTC side by side instead of sharing one compile).

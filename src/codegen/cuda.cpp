@@ -75,6 +75,19 @@ const char* cuda_function(Function fn) {
   return "?";
 }
 
+} // namespace
+
+const char* const kAfterPreviousKernel =
+    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n"
+    "#define SAGUARO_AFTER_PREVIOUS_KERNEL()                                   \\\n"
+    "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");                 \\\n"
+    "  asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\")\n"
+    "#else\n"
+    "#define SAGUARO_AFTER_PREVIOUS_KERNEL()\n"
+    "#endif\n";
+
+namespace {
+
 const char* kCudaHelpers[][2] = {
     {"saguaro_if", "__device__ inline double saguaro_if(double c, double a, double b) {\n"
                    "  return c != 0.0 ? a : b;\n}\n"},
@@ -242,6 +255,7 @@ std::string KernelPrinter::print(const std::string& name, bool whole_register_fi
   for (std::size_t a = 0; a < args.size(); ++a)
     o << "    " << args[a] << (a + 1 < args.size() ? ",\n" : ") {\n");
 
+  o << "  SAGUARO_AFTER_PREVIOUS_KERNEL();\n";
   print_prologue(o, uniforms.str());
   print_buffers(o);
   print_loop(o, inner);
@@ -517,6 +531,7 @@ std::string CudaExpressionEmitter::uniform_leaf(const Node& n) const {
 std::string cuda_prelude(const std::set<std::string>& helpers) {
   std::string o =
       "struct saguaro_cuda_geometry {\n  " SAGUARO_STR(SAGUARO_CUDA_GEOMETRY_FIELDS) "\n};\n";
+  o += kAfterPreviousKernel;
   for (const auto& h : kCudaHelpers)
     if (helpers.count(h[0])) o += h[1];
   return o;

@@ -72,8 +72,15 @@ protected:
   std::string uniform_leaf(const calc::Node& n) const override;
 };
 
-// A translation unit's head: the geometry struct and the helper functions named in `helpers`
-// (ExpressionEmitter::helpers()).
+// The macro SAGUARO_AFTER_PREVIOUS_KERNEL(), which every generated kernel (and every support
+// kernel of runtime/cuda/support.cu) calls first: a kernel launched with Hopper's programmatic
+// dependent launch (runtime::cuda::Driver::launch) may begin while the kernel before it on the
+// stream finishes; it waits there for that kernel's memory, then lets the next kernel launch.
+// Elsewhere (older GPUs, the CUDA emulator of the tests) it is empty.
+extern const char* const kAfterPreviousKernel;
+
+// A translation unit's head: the geometry struct, kAfterPreviousKernel and the helper functions
+// named in `helpers` (ExpressionEmitter::helpers()).
 std::string cuda_prelude(const std::set<std::string>& helpers);
 
 struct CudaKernel {

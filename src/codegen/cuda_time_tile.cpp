@@ -155,6 +155,7 @@ TimeTileKernel TimeTilePrinter::print(const std::string& name) {
   for (std::size_t a = 0; a < args.size(); ++a)
     o << "    " << args[a] << (a + 1 < args.size() ? ",\n" : ") {\n");
 
+  o << "  SAGUARO_AFTER_PREVIOUS_KERNEL();\n";
   o << "  // This thread's column of the grown tile, wrapped around the periodic box.\n";
   o << "  const int tid = int(threadIdx.x), lx = tid % " << bx << ", ly = tid / " << bx << ";\n";
   o << "  const int nx = g.hi[0] - g.lo[0], ny = g.hi[1] - g.lo[1], nz = g.hi[2] - g.lo[2];\n";

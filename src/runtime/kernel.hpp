@@ -91,6 +91,9 @@ struct BackendOptions {
   std::string cache_dir;        // where compiled code is kept ("" = default)
   std::string compiler = "c++"; // CPU backend: the host compiler
   bool verbose = false;         // report compiles and cache hits on stderr
+  // CUDA backend: launch each kernel with Hopper's programmatic dependent launch where the GPU
+  // has it, so that it starts while the kernel before it finishes (Saguaro::programmatic_launch).
+  bool programmatic_launch = true;
   // The layout of every array the calculations will run over (a run's patch), when there is
   // one: the CUDA backend prints its kernels for it (strides as constants, checked at each
   // launch). None: kernels for any layout.

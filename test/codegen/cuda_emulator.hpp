@@ -20,6 +20,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace saguaro::test {
 
@@ -142,5 +143,22 @@ private:
 
   void* handle_ = nullptr;
 };
+
+// The kernels of a CUDA translation unit whose first statement is not
+// SAGUARO_AFTER_PREVIOUS_KERNEL() (codegen::kAfterPreviousKernel): a kernel launched with
+// programmatic dependent launch may start before the kernel ahead of it ends, and must wait for
+// that kernel's results before it touches memory. Each is named by its text up to its `{`.
+inline std::vector<std::string> kernels_not_waiting_first(const std::string& source) {
+  std::vector<std::string> late;
+  const std::string wait = "SAGUARO_AFTER_PREVIOUS_KERNEL();";
+  for (std::size_t at = source.find("__global__"); at != std::string::npos;
+       at = source.find("__global__", at + 1)) {
+    const std::size_t open = source.find('{', at);
+    std::size_t first = source.find_first_not_of(" \t\r\n\\", open + 1);
+    if (open == std::string::npos || source.compare(first, wait.size(), wait) != 0)
+      late.push_back(source.substr(at, open == std::string::npos ? 80 : open - at));
+  }
+  return late;
+}
 
 } // namespace saguaro::test

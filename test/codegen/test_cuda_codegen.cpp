@@ -351,6 +351,46 @@ TEST(CudaCodegen, CappedKernelsAreStraightLineUpTo64Loads) {
   }
 }
 
+// Every kernel Saguaro launches waits for the kernel ahead of it first thing (launches use
+// programmatic dependent launch on sm_90, runtime::cuda::Driver::launch): the generated kernels
+// of every example under every strategy, the support kernels, and the macro defined in each unit.
+TEST(CudaCodegen, EveryKernelWaitsForThePreviousKernelFirst) {
+  for (const Example& ex :
+       {Example{"par/wave.edl", 4}, Example{"par/maxwell.edl", 4}, Example{"par/microbench.edl", 4},
+        Example{"par/bssn/bssn.edl", 4}, Example{"test/codegen/edl/split.edl", 4}}) {
+    const calc::Program program = load(ex.file, ex.fd_order);
+    for (int variant = 0; variant <= 5; ++variant) {
+      std::vector<calc::Mapping> mappings;
+      for (const calc::Calculation& c : program.calculations)
+        mappings.push_back(
+            mapping_with(c, calc::kAllBufferings[variant % 5], kBlocks[0], variant == 5));
+      const codegen::CudaModule module = codegen::generate_cuda(program, mappings);
+      EXPECT_NE(module.source.find(codegen::kAfterPreviousKernel), std::string::npos);
+      EXPECT_EQ(kernels_not_waiting_first(module.source), std::vector<std::string>{})
+          << ex.file << " variant " << variant;
+      std::size_t kernels = 0;
+      for (std::size_t at = module.source.find("__global__"); at != std::string::npos;
+           at = module.source.find("__global__", at + 1))
+        ++kernels;
+      EXPECT_EQ(kernels, module.kernels.size()) << ex.file;
+    }
+  }
+  if (!runtime::cuda::built_with_cuda()) return;
+  const std::string support = runtime::cuda::support_source();
+  EXPECT_EQ(support.rfind(codegen::kAfterPreviousKernel, 0), 0u);
+  EXPECT_EQ(kernels_not_waiting_first(support), std::vector<std::string>{});
+}
+
+// The check itself finds a kernel that touches memory before it waits.
+TEST(CudaCodegen, AKernelThatDoesNotWaitFirstIsFound) {
+  const std::string source = "extern \"C\" __global__ void k(double* a) {\n  a[0] = 1;\n"
+                             "  SAGUARO_AFTER_PREVIOUS_KERNEL();\n}\n"
+                             "extern \"C\" __global__ void j(double* a) {\n"
+                             "  SAGUARO_AFTER_PREVIOUS_KERNEL();\n  a[0] = 1;\n}\n";
+  EXPECT_EQ(kernels_not_waiting_first(source),
+            std::vector<std::string>{"__global__ void k(double* a) "});
+}
+
 // A calculation split into two kernels that pass a shared value (the Laplacian of u)
 // through a temporary grid function: kernel 0 stores a and the temporary, kernel 1 loads it
 // and stores b.

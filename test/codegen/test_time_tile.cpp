@@ -163,6 +163,7 @@ double step_difference(const calc::Program& program, const Tableau& tableau,
   // The time-tiled step.
   const codegen::TimeTileKernel kernel =
       codegen::generate_time_tile_cuda(c, plan, "saguaro_time_tiled_step");
+  EXPECT_EQ(kernels_not_waiting_first(kernel.source), std::vector<std::string>{});
   std::vector<std::vector<double>> out(V, std::vector<double>(points, 0.0));
   codegen::CudaGeometry g = runtime::cuda::geometry_of(args);
   std::vector<double> ta, tb;

@@ -1,5 +1,7 @@
 #include "runtime/cuda/array_space.hpp"
 
+#include "codegen/cuda.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <limits>
@@ -87,7 +89,7 @@ std::string support_source() {
   }
   if (header.empty() || body.empty())
     throw std::logic_error("cuda array space: the embedded support sources are missing");
-  return header + "\n" + body;
+  return std::string(codegen::kAfterPreviousKernel) + header + "\n" + body;
 }
 
 CudaArraySpace& CudaArraySpace::instance() {
@@ -155,8 +157,10 @@ CudaArraySpace::CudaArraySpace() : driver_(Driver::get()) {
 void CudaArraySpace::launch(CUfunction fn, unsigned blocks, unsigned threads, void** params,
                             CUstream stream) {
   Driver& d = Driver::get();
-  SAGUARO_CU(d, cuLaunchKernel(fn, blocks, 1, 1, threads, 1, 1, 0,
-                               stream != nullptr ? stream : d.stream(), params, nullptr));
+  const bool compute = stream == nullptr || stream == d.stream();
+  d.check(d.launch(fn, {blocks, 1, 1}, {threads, 1, 1}, 0, compute ? d.stream() : stream, params,
+                   compute),
+          "cuLaunchKernel");
 }
 
 void CudaArraySpace::launch_1d(CUfunction fn, std::size_t n, void** params, CUstream stream) {

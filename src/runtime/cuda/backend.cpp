@@ -119,9 +119,9 @@ public:
     const bool timed = launches < kTimedLaunches || launches % kTimedEvery == 0;
     CUevent start = timed ? event() : nullptr, end = timed ? event() : nullptr;
     if (timed) SAGUARO_CU(d, cuEventRecord(start, d.stream()));
-    const CUresult launched = d.api().cuLaunchKernel(
-        functions_[kernel], grid[0], grid[1], grid[2], unsigned(k.block.tx), unsigned(k.block.tf),
-        1, unsigned(k.shared_bytes), d.stream(), params, nullptr);
+    const CUresult launched =
+        d.launch(functions_[kernel], grid, {unsigned(k.block.tx), unsigned(k.block.tf), 1},
+                 unsigned(k.shared_bytes), d.stream(), params, true);
     if (launched != CUDA_SUCCESS) {
       if (timed) {
         pool_.push_back(start);
@@ -408,7 +408,11 @@ public:
   explicit CudaBackend(BackendOptions options) : options_(std::move(options)) {
     std::string why;
     if (!available(&why)) throw std::runtime_error("the cuda backend cannot be used: " + why);
-    info_ = Driver::get().info();
+    Driver& d = Driver::get();
+    info_ = d.info();
+    // Process-wide: the support kernels of the array space launch through the same driver.
+    d.set_programmatic_launch(options_.programmatic_launch);
+    programmatic_ = d.programmatic_launch();
   }
 
   std::string name() const override { return "cuda"; }
@@ -417,7 +421,8 @@ public:
     d.name = name();
     d.hardware = Hardware::gpu;
     d.device = info_.name;
-    d.device_detail = info_.name + ", " + info_.arch();
+    d.device_detail =
+        info_.name + ", " + info_.arch() + (programmatic_ ? ", programmatic dependent launch" : "");
     d.takes_mappings = true;
     d.mapped_by_model = true;
     d.model = DeviceModel::gpu_description;
@@ -576,6 +581,7 @@ private:
   }
 
   BackendOptions options_;
+  bool programmatic_ = false; // launches use programmatic dependent launch
   DeviceInfo info_;
   std::string summary_;
   std::vector<std::shared_ptr<LoadedModule>> modules_;

@@ -125,6 +125,30 @@ void Driver::load() {
   SAGUARO_CU(*this, cuDevicePrimaryCtxRetain(&context_, device_));
   SAGUARO_CU(*this, cuCtxSetCurrent(context_));
   SAGUARO_CU(*this, cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+  set_programmatic_launch(true);
+}
+
+CUresult Driver::launch(CUfunction fn, const std::array<unsigned, 3>& grid,
+                        const std::array<unsigned, 3>& block, unsigned shared_bytes,
+                        CUstream stream, void** params, bool after_previous) const {
+  if (!after_previous || !programmatic_launch_)
+    return api_.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                               shared_bytes, stream, params, nullptr);
+  CUlaunchAttribute attribute{};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attribute.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = grid[0];
+  config.gridDimY = grid[1];
+  config.gridDimZ = grid[2];
+  config.blockDimX = block[0];
+  config.blockDimY = block[1];
+  config.blockDimZ = block[2];
+  config.sharedMemBytes = shared_bytes;
+  config.hStream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return api_.cuLaunchKernelEx(&config, fn, params, nullptr);
 }
 
 void Driver::bind_this_thread() {

@@ -12,6 +12,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <array>
 #include <string>
 
 namespace saguaro::runtime::cuda {
@@ -53,6 +54,7 @@ namespace saguaro::runtime::cuda {
   X(cuFuncSetAttribute, PFN_cuFuncSetAttribute_v9000)                                              \
   X(cuFuncGetAttribute, PFN_cuFuncGetAttribute_v2020)                                              \
   X(cuLaunchKernel, PFN_cuLaunchKernel_v4000)                                                      \
+  X(cuLaunchKernelEx, PFN_cuLaunchKernelEx_v11060)                                                 \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                                                   \
     PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050)                                         \
   X(cuEventCreate, PFN_cuEventCreate_v2000)                                                        \
@@ -83,6 +85,21 @@ public:
   CUstream stream() const { return stream_; }
   const DeviceInfo& info() const { return info_; }
 
+  // Launches `fn` on `stream` (cuLaunchKernel's arguments). With `after_previous` and where
+  // the device has Hopper's programmatic dependent launch, the launch may begin while the
+  // kernel before it on the stream is still finishing (its last blocks), so its blocks are
+  // resident when that kernel ends: the kernel waits for that kernel's memory itself, first
+  // thing (SAGUARO_AFTER_PREVIOUS_KERNEL, which every kernel Saguaro compiles begins with).
+  CUresult launch(CUfunction fn, const std::array<unsigned, 3>& grid,
+                  const std::array<unsigned, 3>& block, unsigned shared_bytes, CUstream stream,
+                  void** params, bool after_previous) const;
+  // Whether launch() uses programmatic dependent launch: asked for (the default; the backend's
+  // BackendOptions::programmatic_launch) and the device has it (compute capability >= 9.0).
+  bool programmatic_launch() const { return programmatic_launch_; }
+  void set_programmatic_launch(bool wanted) {
+    programmatic_launch_ = wanted && info_.cc_major >= 9;
+  }
+
   // Throws std::runtime_error "CUDA driver: <call> failed: CUDA_ERROR_... (description)" unless
   // `result` is CUDA_SUCCESS.
   void check(CUresult result, const char* call) const;
@@ -105,6 +122,7 @@ private:
   CUcontext context_ = nullptr;
   CUstream stream_ = nullptr;
   DeviceInfo info_;
+  bool programmatic_launch_ = false;
 };
 
 // SAGUARO_CU(driver, cuMemAlloc(&p, bytes)): calls the driver's function and throws with the

@@ -4,7 +4,9 @@
 // NVRTC compiles this file with the text of src/runtime/boundary_point.hpp prepended (it has
 // no include path) and with --fmad=false: no multiply-add is contracted, so every point gets
 // the same bits as the host loops (host_array_space.cpp), operation for operation.
-// Every kernel is extern "C" (its name is its symbol) and loops grid-stride over its points.
+// Every kernel is extern "C" (its name is its symbol) and loops grid-stride over its points; it
+// begins with SAGUARO_AFTER_PREVIOUS_KERNEL() (codegen::kAfterPreviousKernel, prepended by
+// support_source()).
 
 typedef long long saguaro_index;
 
@@ -41,6 +43,7 @@ __device__ void saguaro_combine(double* y, const SaguaroTerms& t, saguaro_index 
 #define SAGUARO_COMBINE_KERNEL(COUNT)                                                              \
   extern "C" __global__ void saguaro_linear_combination_##COUNT(double* y, SaguaroTerms t,         \
                                                                 saguaro_index n) {                 \
+    SAGUARO_AFTER_PREVIOUS_KERNEL();                                                               \
     saguaro_combine<COUNT>(y, t, n);                                                               \
   }
 SAGUARO_COMBINE_KERNEL(1)
@@ -145,6 +148,7 @@ __device__ inline void saguaro_grid_stride_ilp(saguaro_index n, Load load, Store
 // buffer[f * volume + point] = fields[f][point of the box], f < count, x fastest.
 extern "C" __global__ void saguaro_pack(SaguaroFieldTable fields, int count, SaguaroBox box,
                                         double* __restrict__ buffer) {
+  SAGUARO_AFTER_PREVIOUS_KERNEL();
   const saguaro_index volume = saguaro_box_volume(box), total = volume * count;
   const int nx = box.hi[0] - box.lo[0], ny = box.hi[1] - box.lo[1];
   double v[SAGUARO_ILP];
@@ -160,6 +164,7 @@ extern "C" __global__ void saguaro_pack(SaguaroFieldTable fields, int count, Sag
 // The reverse of saguaro_pack.
 extern "C" __global__ void saguaro_unpack(SaguaroFieldTable fields, int count, SaguaroBox box,
                                           const double* __restrict__ buffer) {
+  SAGUARO_AFTER_PREVIOUS_KERNEL();
   const saguaro_index volume = saguaro_box_volume(box), total = volume * count;
   const int nx = box.hi[0] - box.lo[0], ny = box.hi[1] - box.lo[1];
   double v[SAGUARO_ILP];
@@ -186,6 +191,7 @@ struct SaguaroShell {
 // axis, so no thread reads what another writes.
 extern "C" __global__ void saguaro_wrap_ghosts(SaguaroFieldTable fields, int count,
                                                SaguaroShell s) {
+  SAGUARO_AFTER_PREVIOUS_KERNEL();
   const saguaro_index volume = s.start[s.boxes], total = volume * count;
   double v[SAGUARO_ILP];
   double* to[SAGUARO_ILP];
@@ -225,6 +231,7 @@ extern "C" __global__ void saguaro_wrap_ghosts(SaguaroFieldTable fields, int cou
 #define SAGUARO_REDUCE_THREADS 256
 extern "C" __global__ void __launch_bounds__(SAGUARO_REDUCE_THREADS)
     saguaro_reduce(const double* __restrict__ u, SaguaroBox box, double* __restrict__ partials) {
+  SAGUARO_AFTER_PREVIOUS_KERNEL();
   const saguaro_index volume =
       saguaro_index(box.hi[0] - box.lo[0]) * (box.hi[1] - box.lo[1]) * (box.hi[2] - box.lo[2]);
   double mn = __longlong_as_double(0x7ff0000000000000ll);  // +inf
@@ -273,6 +280,7 @@ extern "C" __global__ void __launch_bounds__(SAGUARO_REDUCE_THREADS)
 extern "C" __global__ void saguaro_boundary(saguaro::runtime::OuterFaces f, int axis, int side,
                                             int kind, const double* u, double* out, double u0,
                                             double v0) {
+  SAGUARO_AFTER_PREVIOUS_KERNEL();
   namespace bp = saguaro::runtime::boundary;
   int extent[3] = {f.alloc[0], f.alloc[1], f.alloc[2]};
   int base[3] = {0, 0, 0};
@@ -301,6 +309,7 @@ extern "C" __global__ void saguaro_boundary(saguaro::runtime::OuterFaces f, int 
 
 // The layout of OuterFaces as this compiler sees it, checked once against the host's.
 extern "C" __global__ void saguaro_outer_faces_layout(int* out) {
+  SAGUARO_AFTER_PREVIOUS_KERNEL();
   saguaro::runtime::OuterFaces f;
   const char* base = reinterpret_cast<const char*>(&f);
   out[0] = int(sizeof(f));
