@@ -84,7 +84,13 @@ TEST(BackendRegistry, TheCudaBackendDescribesItsGpu) {
   const cuda::DeviceInfo info = cuda::device_info();
   EXPECT_EQ(d.hardware, Hardware::gpu);
   EXPECT_EQ(d.device, info.name);
-  EXPECT_EQ(d.device_detail, info.name + ", " + info.arch());
+  // Programmatic dependent launch where the GPU has it (sm_90 on), unless switched off.
+  const std::string detail = info.name + ", " + info.arch();
+  EXPECT_EQ(d.device_detail,
+            detail + (info.cc_major >= 9 ? ", programmatic dependent launch" : std::string()));
+  BackendOptions off;
+  off.programmatic_launch = false;
+  EXPECT_EQ(make_backend("cuda", off)->description().device_detail, detail);
   EXPECT_TRUE(d.takes_mappings);
   EXPECT_TRUE(d.mapped_by_model);
   EXPECT_EQ(d.model, DeviceModel::gpu_description);
