@@ -303,6 +303,7 @@ void Simulation::plan_launches() {
       aware == "yes" || (aware == "auto" && grid::mpi_takes_device_pointers());
   decomposition_->use_device_messages(space.on_device() && device_pointers);
   decomposition_->use_peer_messages(reg.get_bool("Saguaro", "cuda_ipc"));
+  decomposition_->use_direct_ghosts(reg.get_bool("Saguaro", "cuda_ipc_ghosts"));
   if (!decomposition_->has_remote_faces()) return;
 
   mapper::ExchangeRequest request;

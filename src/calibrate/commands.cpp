@@ -252,9 +252,9 @@ int calibrate_interconnect(const std::string& out, bool cpu, const std::string& 
   int on_node = 1;
   MPI_Comm_size(node, &on_node);
   // Messages travel as they will in a run (Saguaro::cuda_aware_mpi = auto, cuda_ipc = yes).
-  const std::string transport =
-      grid::exchange_transport(*space, space->on_device() && grid::mpi_takes_device_pointers(),
-                               space->peer_messages() && on_node == 2);
+  const std::string transport = grid::exchange_transport(
+      *space, space->on_device() && grid::mpi_takes_device_pointers(),
+      space->peer_messages() && on_node == 2, space->peer_signals() && space->peer_arrays());
   MPI_Comm_free(&node);
   const std::string hosts = on_node == 2 ? "one host" : "two hosts";
 

@@ -307,6 +307,10 @@ runtime::ArrayBox local_box(const Patch& p, const Box& box) {
 
 } // namespace
 
+runtime::ArrayBox Decomposition::local_slab(int axis, int side, bool send) const {
+  return local_box(patch_, slab(axis, side, send));
+}
+
 bool mpi_takes_device_pointers() {
 #if defined(SAGUARO_MPI_QUERY_CUDA)
   return MPIX_Query_cuda_support() == 1;
@@ -327,8 +331,10 @@ bool Decomposition::messages_on_device(const runtime::ArraySpace& space) const {
 }
 
 std::string exchange_transport(const runtime::ArraySpace& space, bool device_messages,
-                               bool peer_messages) {
+                               bool peer_messages, bool direct_ghosts) {
   if (!space.on_device()) return "host arrays";
+  if (peer_messages && direct_ghosts)
+    return "peer messages (CUDA IPC: copied straight into the neighbour's ghost layers)";
   if (peer_messages) return "peer messages (CUDA IPC: packed straight into the neighbour's GPU)";
   return device_messages ? "device buffers handed to MPI (CUDA-aware)"
                          : "host-staged through pinned buffers";
@@ -337,11 +343,16 @@ std::string exchange_transport(const runtime::ArraySpace& space, bool device_mes
 std::string Decomposition::transport(const runtime::ArraySpace& space) const {
   bool peer = false;
   for (const auto& axis : peer_faces(space)) peer = peer || axis[0] || axis[1];
-  return exchange_transport(space, messages_on_device(space), peer);
+  return exchange_transport(space, messages_on_device(space), peer,
+                            direct_ghosts_ && space.peer_signals() && space.peer_arrays());
 }
 
 void Decomposition::use_peer_messages(bool peer) {
   peer_messages_ = peer;
+}
+
+void Decomposition::use_direct_ghosts(bool direct) {
+  direct_ghosts_ = direct;
 }
 
 std::array<std::array<bool, 2>, 3>
@@ -409,8 +420,9 @@ void Decomposition::ensure_messages(std::size_t fields, runtime::ArraySpace& spa
       if (!remote_[a][s]) continue;
       if (messages_.peer[a][s]) {
         any_peer = true;
+        // + the flag (Messages::signals) and the neighbour's "ready" (direct faces)
         for (double*& buffer : messages_.peer_recv[a][s])
-          buffer = space.allocate_message(need + 1, true); // + the flag (Messages::signals)
+          buffer = space.allocate_message(need + 2, true);
       } else {
         messages_.send[a][s] = space.allocate_message(need, on_device);
         messages_.recv[a][s] = space.allocate_message(need, on_device);
@@ -421,7 +433,16 @@ void Decomposition::ensure_messages(std::size_t fields, runtime::ArraySpace& spa
   MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_LOR, cart_);
   MPI_Allreduce(MPI_IN_PLACE, &signals, 1, MPI_INT, MPI_LAND, cart_);
   messages_.signals = any && signals;
-  if (any) open_peer_buffers();
+  if (!any) return;
+  open_peer_buffers();
+  bool any_direct = false;
+  for (int a = 0; a < 3; ++a)
+    for (int s = 0; s < 2; ++s) {
+      messages_.direct[a][s] =
+          direct_ghosts_ && messages_.peer[a][s] && messages_.signals && space.peer_arrays();
+      any_direct = any_direct || messages_.direct[a][s];
+    }
+  if (any_direct) open_peer_slabs();
 }
 
 // Each peer face's receive buffers are opened by the neighbour that packs into them: the
@@ -467,6 +488,7 @@ void Decomposition::release_messages() const {
   // Peer buffers: every neighbour closes what it opened of this rank's before this rank frees
   // them (all ranks release together: reallocation and destruction are collective), unless
   // an exception is unwinding, when a barrier could wait for a rank that has thrown.
+  close_peer_arrays();
   bool peer = false;
   for (int a = 0; a < 3; ++a)
     for (int s = 0; s < 2; ++s)
@@ -493,6 +515,7 @@ void Decomposition::release_messages() const {
   messages_.capacity = 0;
   messages_.peer = {};
   messages_.signals = false;
+  messages_.direct = {};
 }
 
 void Decomposition::sync(const std::vector<double*>& fields, runtime::ArraySpace& space) const {
@@ -522,10 +545,21 @@ void Decomposition::start_phase(int a) const {
     MPI_Irecv(peer ? nullptr : messages_.recv[a][s], peer ? 0 : p.count, MPI_DOUBLE, nb[s],
               s == 0 ? 2 * a : 2 * a + 1, cart_, &p.requests.back());
   }
+  // Direct faces: this rank is ready for its neighbours' slabs (the word after the flag of
+  // their buffer for this side), then each slab goes once the neighbour is.
+  for (int s = 0; s < 2; ++s)
+    if (direct(a, s))
+      space.signal_message(outgoing(a, s, parity), messages_.capacity + 1, exchanges_ + 1);
   for (int s = 0; s < 2; ++s) {
     if (!remote_[a][s]) continue;
-    space.pack_message(sources, local_box(patch_, slab(a, s, true)), outgoing(a, s, parity),
-                       device_buffer(a, s));
+    if (direct(a, s)) {
+      space.await_message(incoming(a, s, parity), messages_.capacity + 1, exchanges_ + 1);
+      space.copy_to_peer(sources, local_slab(a, s, true), peer_arrays(sources, a, s),
+                         messages_.peer_box[a][s]);
+    } else {
+      space.pack_message(sources, local_slab(a, s, true), outgoing(a, s, parity),
+                         device_buffer(a, s));
+    }
     // The exchange's number: the same on both ranks (every rank counts every exchange).
     if (signalled(a, s))
       space.signal_message(outgoing(a, s, parity), messages_.capacity, exchanges_ + 1);
@@ -554,12 +588,19 @@ void Decomposition::begin_sync(const std::vector<double*>& fields, runtime::Arra
   std::array<bool, 3> wrap{false, false, false};
   for (int a = 0; a < 3; ++a)
     wrap[a] = neighbour_[a][0] == patch_.rank && neighbour_[a][1] == patch_.rank;
+  // The ghost layers of an axis with messages on both sides are left to them (they cover the
+  // whole extent of the other axes, these ghosts included): neighbours may copy them in
+  // meanwhile. (Next to an outer face, the wrap still fills that face's ghost layers.)
+  std::array<bool, 3> arriving{false, false, false};
+  for (int a = 0; a < 3; ++a) arriving[a] = remote_[a][0] && remote_[a][1];
   if (wrap[0] || wrap[1] || wrap[2])
-    space.wrap_ghosts(fields, patch_.alloc(), patch_.pitch(), patch_.ghost(), wrap);
+    space.wrap_ghosts_except(fields, patch_.alloc(), patch_.pitch(), patch_.ghost(), wrap,
+                             arriving);
   for (int a = 0; a < 3; ++a)
     if (remote_[a][0] || remote_[a][1]) pending_.axes.push_back(a);
   if (pending_.axes.empty()) return;
   ensure_messages(fields.size(), space);
+  open_peer_arrays(fields);
   // The last exchange's unpacks may still read the buffers MPI is about to receive into.
   bool host = false;
   for (int a : pending_.axes) host = host || host_in_phase(a);
@@ -595,8 +636,9 @@ void Decomposition::finish_sync() const {
       if (!remote_[a][s]) continue;
       if (signalled(a, s))
         space.await_message(incoming(a, s, parity), messages_.capacity, exchanges_ + 1);
-      space.unpack_message(p.fields, local_box(patch_, slab(a, s, false)), incoming(a, s, parity),
-                           device_buffer(a, s));
+      if (!direct(a, s))
+        space.unpack_message(p.fields, local_slab(a, s, false), incoming(a, s, parity),
+                             device_buffer(a, s));
     }
   }
   if (!p.axes.empty()) {

@@ -17,6 +17,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <map>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -140,6 +141,11 @@ public:
   // writes and awaits on its exchange queue (peer_signals; else MPI carries a zero-byte
   // "ready"); on by default. Must be the same on every rank.
   void use_peer_messages(bool peer);
+  // Peer faces whose space has peer arrays and signals (GPUs: CUDA IPC with stream memory
+  // operations) copy their slabs straight into the neighbour's ghost layers, once it says it is
+  // ready, instead of into a receive buffer it unpacks (direct(); peer_ghosts.cpp); on by
+  // default. Must be the same on every rank.
+  void use_direct_ghosts(bool direct);
   // [axis][side]: faces exchanged through peer messages with arrays in `space`.
   std::array<std::array<bool, 2>, 3> peer_faces(const runtime::ArraySpace& space) const;
   // How messages travel, in words for logs ("host-staged through pinned buffers", ...).
@@ -163,13 +169,24 @@ private:
   double* incoming(int a, int s, int parity) const;
   bool device_buffer(int a, int s) const;
   void open_peer_buffers() const;
+  // Direct peer faces (peer_ghosts.cpp): the send slab copied straight into the neighbour's
+  // ghost layers of the same grid functions' arrays (ArraySpace::copy_to_peer), no message
+  // buffer and no unpack; the neighbour first says it is ready (its fork reached: whatever it
+  // queued before, which may read those ghosts, is done), through the word after its peer
+  // buffer's flag. `direct` is the same on both sides of a face.
+  bool direct(int a, int s) const { return messages_.direct[a][s]; }
+  void open_peer_slabs() const;                                    // the neighbours' ghost boxes
+  void open_peer_arrays(const std::vector<double*>& fields) const; // arrays not yet opened
+  std::vector<double*> peer_arrays(const std::vector<const double*>& fields, int a, int s) const;
+  void close_peer_arrays() const;
+  runtime::ArrayBox local_slab(int axis, int side, bool send) const; // slab() as array indices
 
   Patch patch_;
   MPI_Comm cart_ = MPI_COMM_NULL;
   Index3 dims_{1, 1, 1}, coords_{0, 0, 0};
   std::array<std::array<int, 2>, 3> neighbour_{}; // MPI_PROC_NULL at outer faces
   std::array<std::array<bool, 2>, 3> remote_{};   // neighbour_ is another rank
-  bool device_messages_ = false, peer_messages_ = true;
+  bool device_messages_ = false, peer_messages_ = true, direct_ghosts_ = true;
   std::array<std::array<bool, 2>, 3> same_host_{}; // the neighbour shares this rank's host
   std::size_t max_slab_ = 0;            // the largest ghost slab of any rank and axis [points]
   mutable std::uint64_t exchanges_ = 0; // begun so far: alternates the peer buffers
@@ -189,6 +206,12 @@ private:
     // a peer face's "ready" is the flag word after its buffer's `capacity` doubles, written
     // with the exchange's number, and no host waits for it (nor MPI carries it).
     bool signals = false;
+    // Direct faces (direct()): where this rank's face-(a, s) slab goes in the neighbour's
+    // arrays, and per array of this rank that was exchanged, the neighbour's array of the same
+    // grid function opened here (every rank allocates and swaps its arrays alike).
+    std::array<std::array<bool, 2>, 3> direct{};
+    std::array<std::array<runtime::ArrayBox, 2>, 3> peer_box{};
+    std::map<const double*, std::array<std::array<double*, 2>, 3>> peer_array;
   };
   mutable Messages messages_;
   struct Pending {
@@ -209,9 +232,10 @@ private:
 bool mpi_takes_device_pointers();
 
 // How ghost messages of arrays in `space` travel, in words for logs and sources ("host-staged
-// through pinned buffers", ...); `device_messages`: device buffers handed to MPI.
+// through pinned buffers", ...); `device_messages`: device buffers handed to MPI;
+// `direct_ghosts`: peer messages copied straight into the neighbour's ghost layers.
 std::string exchange_transport(const runtime::ArraySpace& space, bool device_messages,
-                               bool peer_messages = false);
+                               bool peer_messages = false, bool direct_ghosts = false);
 
 // Storage for named grid functions on one patch, zero-initialised, allocated from an
 // ArraySpace (host memory, or the GPU's for the CUDA backend). data(i) is the space's

@@ -110,6 +110,18 @@ public:
   virtual std::string export_message(double* message);
   virtual double* import_message(const std::string& handle);
   virtual void close_import(double* imported);
+  // Peer arrays: an array of this space that another process on the same host opens, so that
+  // its exchange copies its send slabs straight into this rank's ghost layers (no message
+  // buffer, no unpack). export_array gives the handle to send (the array may start inside its
+  // allocation), import_array opens one (close it with close_import); copy_to_peer queues on
+  // the exchange queue the copy of `box` of every array in `from` into `to_box` of the
+  // corresponding array of `to` (imported arrays; boxes of one shape, layouts may differ).
+  // The defaults: none (peer_arrays() false, the others throw).
+  virtual bool peer_arrays() const { return false; }
+  virtual std::string export_array(double* array);
+  virtual double* import_array(const std::string& handle);
+  virtual void copy_to_peer(const std::vector<const double*>& from, const ArrayBox& box,
+                            const std::vector<double*>& to, const ArrayBox& to_box);
   // The "ready" of a peer message on the device (a GPU's stream memory operations), so that
   // no host waits inside an exchange: a peer message buffer of n doubles is allocated with
   // one word more, its flag. signal_message queues on the exchange queue, behind the pack,
@@ -142,6 +154,16 @@ public:
   // `pitch`: the arrays' row pitch (0: alloc[0]).
   virtual void wrap_ghosts(const std::vector<double*>& fields, const std::array<int, 3>& alloc,
                            int pitch, int ghost, const std::array<bool, 3>& wrap) = 0;
+  // wrap_ghosts, leaving the ghost layers of the axes in `arriving` alone: neighbours copy
+  // them in (copy_to_peer), possibly while this runs. The default wraps them too, which is
+  // right where every message is unpacked after the wrap.
+  virtual void wrap_ghosts_except(const std::vector<double*>& fields,
+                                  const std::array<int, 3>& alloc, int pitch, int ghost,
+                                  const std::array<bool, 3>& wrap,
+                                  const std::array<bool, 3>& arriving) {
+    (void)arriving;
+    wrap_ghosts(fields, alloc, pitch, ghost, wrap);
+  }
 
   // min, max, max |u|, sum |u|, sum u^2 over the box.
   virtual BoxSums reduce(const double* field, const ArrayBox& box) = 0;
@@ -166,8 +188,10 @@ void check_wrap_period(const std::array<int, 3>& alloc, int ghost, const std::ar
 // The ghost points wrap_ghosts writes, as boxes: per wrapped axis its two ghost slabs over the
 // whole allocated extent of the other axes (boxes of different axes overlap at edges). Throws
 // as check_wrap_period.
+// Along the axes in `arriving`, only the owned range (ArraySpace::wrap_ghosts_except).
 std::vector<ArrayBox> wrapped_ghost_boxes(const std::array<int, 3>& alloc, int pitch, int ghost,
-                                          const std::array<bool, 3>& wrap);
+                                          const std::array<bool, 3>& wrap,
+                                          const std::array<bool, 3>& arriving = {});
 
 // The padded layout of grid::Patch (GridSpec::row_alignment): rows of `nx` points padded to a
 // multiple of `alignment` points, and the points an array starts past an aligned address so

@@ -35,7 +35,8 @@ void check_wrap_period(const std::array<int, 3>& alloc, int ghost,
 }
 
 std::vector<ArrayBox> wrapped_ghost_boxes(const std::array<int, 3>& alloc, int pitch, int ghost,
-                                          const std::array<bool, 3>& wrap) {
+                                          const std::array<bool, 3>& wrap,
+                                          const std::array<bool, 3>& arriving) {
   std::vector<ArrayBox> boxes;
   if (ghost <= 0) return boxes;
   check_wrap_period(alloc, ghost, wrap);
@@ -46,6 +47,11 @@ std::vector<ArrayBox> wrapped_ghost_boxes(const std::array<int, 3>& alloc, int p
       b.alloc = alloc;
       b.pitch = pitch;
       b.hi = alloc;
+      for (int o = 0; o < 3; ++o)
+        if (arriving[o] && o != a) {
+          b.lo[o] = ghost;
+          b.hi[o] = alloc[o] - ghost;
+        }
       b.lo[a] = s == 0 ? 0 : alloc[a] - ghost;
       b.hi[a] = s == 0 ? ghost : alloc[a];
       boxes.push_back(b);
@@ -86,6 +92,19 @@ std::string ArraySpace::export_message(double*) {
 
 double* ArraySpace::import_message(const std::string&) {
   throw std::logic_error(std::string(name()) + " space: no peer messages");
+}
+
+std::string ArraySpace::export_array(double*) {
+  throw std::logic_error(std::string(name()) + " space: no peer arrays");
+}
+
+double* ArraySpace::import_array(const std::string&) {
+  throw std::logic_error(std::string(name()) + " space: no peer arrays");
+}
+
+void ArraySpace::copy_to_peer(const std::vector<const double*>&, const ArrayBox&,
+                              const std::vector<double*>&, const ArrayBox&) {
+  throw std::logic_error(std::string(name()) + " space: no peer arrays");
 }
 
 void ArraySpace::close_import(double*) {

@@ -240,6 +240,76 @@ TEST_P(DeviceSpace, WrappedGhostsMatchTheHostBitForBit) {
     }
 }
 
+// The wrap that leaves the ghost layers of an axis whose ghosts arrive by message alone (they
+// may be copied in while it runs): inside z's owned range the host's wrap bit for bit, z's
+// ghost layers untouched.
+TEST_P(DeviceSpace, WrapExceptLeavesArrivingGhostsAlone) {
+  if (GetParam() != "cuda") GTEST_SKIP() << "the kokkos space wraps every ghost (its default)";
+  const Alloc alloc{13, 11, 9};
+  const int pitch = 16, ghost = 2;
+  const std::size_t n = std::size_t(pitch) * alloc[1] * alloc[2];
+  const std::vector<double> before = random_values(n, 77);
+  std::vector<double> h = before;
+  DeviceArray d(gpu(), before);
+  std::vector<double*> hp{h.data()}, dp{d.get()};
+  host().wrap_ghosts(hp, alloc, pitch, ghost, {true, true, false});
+  gpu().wrap_ghosts_except(dp, alloc, pitch, ghost, {true, true, false}, {false, false, true});
+  const std::vector<double> after = d.host();
+  const std::size_t plane = std::size_t(pitch) * alloc[1];
+  for (int k = 0; k < alloc[2]; ++k) {
+    const bool arriving = k < ghost || k >= alloc[2] - ghost;
+    const auto from = std::ptrdiff_t(plane * std::size_t(k)), to = from + std::ptrdiff_t(plane);
+    const std::vector<double> expected(arriving ? before.begin() + from : h.begin() + from,
+                                       arriving ? before.begin() + to : h.begin() + to);
+    EXPECT_TRUE(same_bits(expected, std::vector<double>(after.begin() + from, after.begin() + to)))
+        << "plane " << k;
+  }
+}
+
+// copy_to_peer (a face copied into a neighbour's ghost layers, there through CUDA IPC) between
+// two arrays of this process with different layouts: every point of the destination box takes
+// its source point's bits, nothing else changes; 35 fields (two launches).
+TEST_P(DeviceSpace, CopyToPeerCopiesABoxBetweenLayouts) {
+  if (!gpu().peer_arrays()) GTEST_SKIP() << "no peer arrays in this space";
+  const Alloc from_alloc{12, 7, 6}, to_alloc{12, 7, 9};
+  const int from_pitch = 16, to_pitch = 12;
+  ArrayBox src, dst;
+  src.alloc = from_alloc;
+  src.pitch = from_pitch;
+  src.lo = {0, 0, 2};
+  src.hi = {12, 7, 4};
+  dst.alloc = to_alloc;
+  dst.pitch = to_pitch;
+  dst.lo = {0, 0, 7};
+  dst.hi = {12, 7, 9};
+  const std::size_t nf = std::size_t(from_pitch) * 7 * 6, nt = std::size_t(to_pitch) * 7 * 9;
+  std::vector<std::vector<double>> from_values, to_values;
+  std::vector<std::unique_ptr<DeviceArray>> from, to;
+  std::vector<const double*> from_p;
+  std::vector<double*> to_p;
+  for (int f = 0; f < 35; ++f) {
+    from_values.push_back(random_values(nf, 900 + unsigned(f)));
+    to_values.push_back(random_values(nt, 1900 + unsigned(f)));
+    from.push_back(std::make_unique<DeviceArray>(gpu(), from_values.back()));
+    to.push_back(std::make_unique<DeviceArray>(gpu(), to_values.back()));
+    from_p.push_back(from.back()->get());
+    to_p.push_back(to.back()->get());
+  }
+  gpu().fork_exchange();
+  gpu().copy_to_peer(from_p, src, to_p, dst);
+  gpu().join_exchange();
+  for (int f = 0; f < 35; ++f) {
+    std::vector<double>& expected = to_values[std::size_t(f)];
+    for (int k = 0; k < 2; ++k)
+      for (int j = 0; j < 7; ++j)
+        for (int i = 0; i < 12; ++i)
+          expected[(std::size_t(7 + k) * 7 + std::size_t(j)) * to_pitch + std::size_t(i)] =
+              from_values[std::size_t(f)]
+                         [(std::size_t(2 + k) * 7 + std::size_t(j)) * from_pitch + std::size_t(i)];
+    EXPECT_TRUE(same_bits(expected, to[std::size_t(f)]->host())) << "field " << f;
+  }
+}
+
 // A device message is written outside the compute queue (a neighbour's pack through CUDA
 // IPC, or a CUDA-aware MPI library): allocate_message must not leave its zero fill queued
 // behind the compute queue's work, where it would land after their data. Here the outside

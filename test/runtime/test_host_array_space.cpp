@@ -138,6 +138,20 @@ TEST(HostArraySpace, WrappedGhostBoxes) {
   EXPECT_EQ(boxes[1].lo, (Alloc{8, 0, 0}));
   EXPECT_EQ(boxes[3].lo, (Alloc{0, 0, 6}));
   EXPECT_EQ(boxes[3].hi, (Alloc{10, 9, 8}));
+  // z's ghosts arriving by message (on both sides): the x and y slabs keep to z's owned range,
+  // their own axis still whole; the arriving axis's own slabs (had it been wrapped) stay.
+  const std::vector<ArrayBox> except =
+      runtime::wrapped_ghost_boxes({10, 9, 8}, 16, 2, {true, true, false}, {false, false, true});
+  ASSERT_EQ(except.size(), 4u);
+  EXPECT_EQ(except[0].lo, (Alloc{0, 0, 2}));
+  EXPECT_EQ(except[0].hi, (Alloc{2, 9, 6}));
+  EXPECT_EQ(except[3].lo, (Alloc{0, 7, 2}));
+  EXPECT_EQ(except[3].hi, (Alloc{10, 9, 6}));
+  const std::vector<ArrayBox> own =
+      runtime::wrapped_ghost_boxes({10, 9, 8}, 16, 2, {false, false, true}, {false, false, true});
+  ASSERT_EQ(own.size(), 2u);
+  EXPECT_EQ(own[0].lo, (Alloc{0, 0, 0}));
+  EXPECT_EQ(own[0].hi, (Alloc{10, 9, 2}));
   EXPECT_NO_THROW(runtime::wrapped_ghost_boxes({6, 5, 8}, 8, 2, {true, false, true}));
   EXPECT_THROW(runtime::wrapped_ghost_boxes({5, 9, 8}, 8, 2, {true, false, false}),
                std::invalid_argument);

@@ -108,6 +108,7 @@ CudaArraySpace::CudaArraySpace() : driver_(Driver::get()) {
   const std::pair<CUfunction*, const char*> functions[] = {
       {&pack_, "saguaro_pack"},
       {&unpack_, "saguaro_unpack"},
+      {&copy_box_, "saguaro_copy_box"},
       {&wrap_ghosts_, "saguaro_wrap_ghosts"},
       {&reduce_, "saguaro_reduce"},
       {&boundary_, "saguaro_boundary"},
@@ -403,7 +404,55 @@ void CudaArraySpace::close_import(double* imported) {
   if (imported == nullptr) return;
   Driver& d = Driver::get();
   SAGUARO_CU(d, cuStreamSynchronize(exchange_)); // packs may still write through it
-  SAGUARO_CU(d, cuIpcCloseMemHandle(device(imported)));
+  CUdeviceptr base = device(imported);
+  if (auto inside = imported_bases_.find(imported); inside != imported_bases_.end()) {
+    base = inside->second;
+    imported_bases_.erase(inside);
+  }
+  SAGUARO_CU(d, cuIpcCloseMemHandle(base));
+}
+
+// The handle of the array's allocation and the array's offset in it (8 bytes).
+std::string CudaArraySpace::export_array(double* array) {
+  Driver& d = Driver::get();
+  CUdeviceptr base = 0;
+  std::size_t bytes = 0;
+  SAGUARO_CU(d, cuMemGetAddressRange(&base, &bytes, device(array)));
+  const std::uint64_t offset = device(array) - base;
+  std::string handle = export_message(reinterpret_cast<double*>(base));
+  handle.append(reinterpret_cast<const char*>(&offset), sizeof offset);
+  return handle;
+}
+
+double* CudaArraySpace::import_array(const std::string& handle) {
+  std::uint64_t offset = 0;
+  if (handle.size() != sizeof(CUipcMemHandle::reserved) + sizeof offset)
+    throw std::invalid_argument("cuda array space: import_array: not an array's handle");
+  std::copy(handle.end() - sizeof offset, handle.end(), reinterpret_cast<char*>(&offset));
+  double* base = import_message(handle.substr(0, handle.size() - sizeof offset));
+  if (offset == 0) return base;
+  double* array = reinterpret_cast<double*>(reinterpret_cast<char*>(base) + offset);
+  imported_bases_[array] = device(base);
+  return array;
+}
+
+void CudaArraySpace::copy_to_peer(const std::vector<const double*>& from, const ArrayBox& box,
+                                  const std::vector<double*>& to, const ArrayBox& to_box) {
+  const std::size_t volume = checked_volume(box, "copy_to_peer");
+  if (checked_volume(to_box, "copy_to_peer") != volume || from.size() != to.size())
+    throw std::invalid_argument("cuda array space: copy_to_peer: boxes or arrays differ");
+  if (volume == 0) return;
+  SupportBox src = support_box(box), dst = support_box(to_box);
+  for (std::size_t first = 0; first < from.size(); first += kPackFields) {
+    SupportFieldTable in{}, out{};
+    int count = int(std::min<std::size_t>(kPackFields, from.size() - first));
+    for (int f = 0; f < count; ++f) {
+      in.p[f] = const_cast<double*>(from[first + f]);
+      out.p[f] = to[first + f];
+    }
+    void* params[] = {&in, &out, &count, &src, &dst};
+    launch_1d(copy_box_, volume * std::size_t(count), params, exchange_);
+  }
 }
 
 void CudaArraySpace::signal_message(double* message, std::size_t n, std::uint64_t value) {
@@ -461,7 +510,14 @@ void CudaArraySpace::release_marks_before(int id) {
 void CudaArraySpace::wrap_ghosts(const std::vector<double*>& fields,
                                  const std::array<int, 3>& alloc, int pitch, int ghost,
                                  const std::array<bool, 3>& wrap) {
-  const std::vector<ArrayBox> boxes = wrapped_ghost_boxes(alloc, pitch, ghost, wrap);
+  wrap_ghosts_except(fields, alloc, pitch, ghost, wrap, {false, false, false});
+}
+
+void CudaArraySpace::wrap_ghosts_except(const std::vector<double*>& fields,
+                                        const std::array<int, 3>& alloc, int pitch, int ghost,
+                                        const std::array<bool, 3>& wrap,
+                                        const std::array<bool, 3>& arriving) {
+  const std::vector<ArrayBox> boxes = wrapped_ghost_boxes(alloc, pitch, ghost, wrap, arriving);
   if (boxes.empty() || fields.empty()) return;
   SupportShell shell{};
   shell.boxes = int(boxes.size());

@@ -42,6 +42,14 @@ public:
   double* allocate_message(std::size_t n, bool on_device) override;
   void release_message(double* message, bool on_device) override;
   void fork_exchange() override;
+  bool peer_arrays() const override { return true; }
+  std::string export_array(double* array) override;
+  double* import_array(const std::string& handle) override;
+  void copy_to_peer(const std::vector<const double*>& from, const ArrayBox& box,
+                    const std::vector<double*>& to, const ArrayBox& to_box) override;
+  void wrap_ghosts_except(const std::vector<double*>& fields, const std::array<int, 3>& alloc,
+                          int pitch, int ghost, const std::array<bool, 3>& wrap,
+                          const std::array<bool, 3>& arriving) override;
   void join_exchange() override;
   void pack_message(const std::vector<const double*>& fields, const ArrayBox& box, double* message,
                     bool on_device) override;
@@ -99,8 +107,8 @@ private:
   CUmodule module_ = nullptr;
   // combine_[m - 1]: the linear combination of m terms (one kernel per count, support.cu).
   std::array<CUfunction, ArraySpace::max_terms> combine_{};
-  CUfunction pack_ = nullptr, unpack_ = nullptr, wrap_ghosts_ = nullptr, reduce_ = nullptr,
-             boundary_ = nullptr, layout_ = nullptr;
+  CUfunction pack_ = nullptr, unpack_ = nullptr, copy_box_ = nullptr, wrap_ghosts_ = nullptr,
+             reduce_ = nullptr, boundary_ = nullptr, layout_ = nullptr;
   unsigned max_blocks_ = 1;               // grid-stride launches: at most this many blocks
   unsigned exchange_blocks_ = 1;          // ... and on the exchange queue (kExchangeBlocksPerSm)
   bool stream_memory_operations_ = false; // 64-bit cuStreamWaitValue/WriteValue
@@ -114,6 +122,9 @@ private:
   std::map<const double*, CUdeviceptr>::iterator staging_of(const double* message,
                                                             const char* what);
   CUevent fork_event_ = nullptr, join_event_ = nullptr;
+  // Imported peer arrays that start inside their allocation: the address import_array
+  // returned -> the allocation's base, which close_import closes.
+  std::map<const double*, CUdeviceptr> imported_bases_;
   std::vector<CUevent> marks_;       // recorded marks, in id order
   int first_mark_ = 0;               // the id of marks_[0]
   std::vector<CUevent> spare_marks_; // events of cleared marks, reused

@@ -45,6 +45,7 @@ namespace saguaro::runtime::cuda {
   X(cuIpcCloseMemHandle, PFN_cuIpcCloseMemHandle_v4010)                                            \
   X(cuMemAlloc, PFN_cuMemAlloc_v3020)                                                              \
   X(cuMemFree, PFN_cuMemFree_v3020)                                                                \
+  X(cuMemGetAddressRange, PFN_cuMemGetAddressRange_v3020)                                          \
   X(cuMemsetD8Async, PFN_cuMemsetD8Async_v3020)                                                    \
   X(cuMemcpyHtoDAsync, PFN_cuMemcpyHtoDAsync_v3020)                                                \
   X(cuMemcpyDtoHAsync, PFN_cuMemcpyDtoHAsync_v3020)                                                \

@@ -176,6 +176,28 @@ extern "C" __global__ void saguaro_unpack(SaguaroFieldTable fields, int count, S
       });
 }
 
+// to[f][point of dst] = from[f][point of src], f < count: boxes of one shape in arrays of
+// different layouts (CudaArraySpace::copy_to_peer: `to` another process's arrays, through
+// CUDA IPC).
+extern "C" __global__ void saguaro_copy_box(SaguaroFieldTable from, SaguaroFieldTable to, int count,
+                                            SaguaroBox src, SaguaroBox dst) {
+  SAGUARO_AFTER_PREVIOUS_KERNEL();
+  const saguaro_index volume = saguaro_box_volume(src), total = volume * count;
+  const int nx = src.hi[0] - src.lo[0], ny = src.hi[1] - src.lo[1];
+  double v[SAGUARO_ILP];
+  saguaro_index at[SAGUARO_ILP];
+  int field[SAGUARO_ILP];
+  saguaro_grid_stride_ilp(
+      total,
+      [&](int u, saguaro_index t) {
+        const SaguaroPoint p = saguaro_point(t, volume, nx, ny, total);
+        v[u] = from.p[p.f][saguaro_box_offset(src, p)];
+        at[u] = saguaro_box_offset(dst, p);
+        field[u] = p.f;
+      },
+      [&](int u, saguaro_index) { to.p[field[u]][at[u]] = v[u]; });
+}
+
 // The ghost points of the wrapped axes (runtime::wrapped_ghost_boxes: up to six boxes, box b
 // holding points start[b] .. start[b+1]) and how coordinates wrap.
 struct SaguaroShell {
