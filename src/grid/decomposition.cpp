@@ -450,36 +450,48 @@ void Decomposition::ensure_messages(std::size_t fields, runtime::ArraySpace& spa
 // side 1-s.
 void Decomposition::open_peer_buffers() const {
   runtime::ArraySpace& space = *messages_.space;
-  std::vector<std::string> mine, theirs;
-  std::vector<MPI_Request> requests;
-  std::vector<std::array<int, 2>> faces;
-  for (int a = 0; a < 3; ++a)
-    for (int s = 0; s < 2; ++s)
-      if (messages_.peer[a][s]) faces.push_back({a, s});
-  mine.reserve(faces.size());
-  theirs.reserve(faces.size());
+  const std::vector<Face> faces = faces_where(messages_.peer);
+  std::vector<std::string> mine;
   for (const auto& [a, s] : faces) {
     std::string handles;
     for (double* buffer : messages_.peer_recv[a][s]) handles += space.export_message(buffer);
     mine.push_back(handles);
-    theirs.emplace_back(handles.size(), '\0');
   }
-  for (std::size_t f = 0; f < faces.size(); ++f) {
-    const auto [a, s] = faces[f];
-    requests.emplace_back();
-    MPI_Irecv(theirs[f].data(), int(theirs[f].size()), MPI_BYTE, neighbour_[a][s],
-              100 + 2 * a + (1 - s), cart_, &requests.back());
-    requests.emplace_back();
-    MPI_Isend(mine[f].data(), int(mine[f].size()), MPI_BYTE, neighbour_[a][s], 100 + 2 * a + s,
-              cart_, &requests.back());
-  }
-  MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  const std::vector<std::string> theirs = swap_with_neighbours(faces, 100, mine);
   for (std::size_t f = 0; f < faces.size(); ++f) {
     const auto [a, s] = faces[f];
     const std::size_t one = theirs[f].size() / 2;
     for (int p = 0; p < 2; ++p)
       messages_.peer_remote[a][s][p] = space.import_message(theirs[f].substr(p * one, one));
   }
+}
+
+std::vector<Decomposition::Face>
+Decomposition::faces_where(const std::array<std::array<bool, 2>, 3>& which) {
+  std::vector<Face> faces;
+  for (int a = 0; a < 3; ++a)
+    for (int s = 0; s < 2; ++s)
+      if (which[a][s]) faces.push_back({a, s});
+  return faces;
+}
+
+std::vector<std::string>
+Decomposition::swap_with_neighbours(const std::vector<Face>& faces, int tag,
+                                    const std::vector<std::string>& mine) const {
+  std::vector<std::string> theirs;
+  std::vector<MPI_Request> requests;
+  for (std::size_t f = 0; f < faces.size(); ++f) {
+    const auto [a, s] = faces[f];
+    theirs.emplace_back(mine[f].size(), '\0');
+    requests.emplace_back();
+    MPI_Irecv(theirs[f].data(), int(theirs[f].size()), MPI_BYTE, neighbour_[a][s],
+              tag + 2 * a + (1 - s), cart_, &requests.back());
+    requests.emplace_back();
+    MPI_Isend(mine[f].data(), int(mine[f].size()), MPI_BYTE, neighbour_[a][s], tag + 2 * a + s,
+              cart_, &requests.back());
+  }
+  MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  return theirs;
 }
 
 void Decomposition::release_messages() const {

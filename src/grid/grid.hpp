@@ -169,6 +169,14 @@ private:
   double* incoming(int a, int s, int parity) const;
   bool device_buffer(int a, int s) const;
   void open_peer_buffers() const;
+  // A face (axis, side); the faces whose `which` is set, axis by axis, lower side first.
+  using Face = std::array<int, 2>;
+  static std::vector<Face> faces_where(const std::array<std::array<bool, 2>, 3>& which);
+  // Per face (a, s): sends mine[f] to neighbour[a][s] and returns what that neighbour sent for
+  // its side 1 - s, as many bytes (every rank sends alike); tags `tag` + 2 a + side (two ranks
+  // along a periodic axis are each other's neighbour on both sides).
+  std::vector<std::string> swap_with_neighbours(const std::vector<Face>& faces, int tag,
+                                                const std::vector<std::string>& mine) const;
   // Direct peer faces (peer_ghosts.cpp): the send slab copied straight into the neighbour's
   // ghost layers of the same grid functions' arrays (ArraySpace::copy_to_peer), no message
   // buffer and no unpack; the neighbour first says it is ready (its fork reached: whatever it

@@ -4,6 +4,7 @@
 // tells once (where its ghost slab lies in its arrays) and per new array (the array's handle).
 #include "grid/grid.hpp"
 
+#include <cstring>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -16,12 +17,16 @@ namespace {
 constexpr int kSlabTag = 200;  // + 2 axis + side: the receiving box of a direct face
 constexpr int kArrayTag = 300; // + 2 axis + side: the handles of arrays new to the exchange
 
-// An ArrayBox as ints (alloc, lo, hi, pitch) and back.
-std::array<int, 10> box_words(const runtime::ArrayBox& b) {
-  return {b.alloc[0], b.alloc[1], b.alloc[2], b.lo[0], b.lo[1],
-          b.lo[2],    b.hi[0],    b.hi[1],    b.hi[2], b.pitch};
+// An ArrayBox as bytes (alloc, lo, hi, pitch as ints) and back.
+std::string box_bytes(const runtime::ArrayBox& b) {
+  const std::array<int, 10> w{b.alloc[0], b.alloc[1], b.alloc[2], b.lo[0], b.lo[1],
+                              b.lo[2],    b.hi[0],    b.hi[1],    b.hi[2], b.pitch};
+  return std::string(reinterpret_cast<const char*>(w.data()), sizeof w);
 }
-runtime::ArrayBox words_box(const std::array<int, 10>& w) {
+runtime::ArrayBox bytes_box(const std::string& bytes) {
+  std::array<int, 10> w{};
+  if (bytes.size() != sizeof w) throw std::logic_error("saguaro::grid: not a box's bytes");
+  std::memcpy(w.data(), bytes.data(), sizeof w);
   runtime::ArrayBox b;
   for (int a = 0; a < 3; ++a) {
     b.alloc[a] = w[std::size_t(a)];
@@ -37,28 +42,13 @@ runtime::ArrayBox words_box(const std::array<int, 10>& w) {
 // Each rank sends, per direct face (a, s), the box its ghosts of that face have in its arrays
 // to neighbour[a][s], which copies its side-(1 - s) slab there.
 void Decomposition::open_peer_slabs() const {
-  std::vector<std::array<int, 10>> mine, theirs;
-  std::vector<MPI_Request> requests;
-  std::vector<std::array<int, 2>> faces;
-  for (int a = 0; a < 3; ++a)
-    for (int s = 0; s < 2; ++s)
-      if (direct(a, s)) faces.push_back({a, s});
-  mine.reserve(faces.size());
-  theirs.resize(faces.size());
-  for (const auto& [a, s] : faces) mine.push_back(box_words(local_slab(a, s, false)));
+  const std::vector<Face> faces = faces_where(messages_.direct);
+  std::vector<std::string> mine;
+  for (const auto& [a, s] : faces) mine.push_back(box_bytes(local_slab(a, s, false)));
+  const std::vector<std::string> theirs = swap_with_neighbours(faces, kSlabTag, mine);
   for (std::size_t f = 0; f < faces.size(); ++f) {
     const auto [a, s] = faces[f];
-    requests.emplace_back();
-    MPI_Irecv(theirs[f].data(), 10, MPI_INT, neighbour_[a][s], kSlabTag + 2 * a + (1 - s), cart_,
-              &requests.back());
-    requests.emplace_back();
-    MPI_Isend(mine[f].data(), 10, MPI_INT, neighbour_[a][s], kSlabTag + 2 * a + s, cart_,
-              &requests.back());
-  }
-  MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
-  for (std::size_t f = 0; f < faces.size(); ++f) {
-    const auto [a, s] = faces[f];
-    messages_.peer_box[a][s] = words_box(theirs[f]);
+    messages_.peer_box[a][s] = bytes_box(theirs[f]);
     if (messages_.peer_box[a][s].volume() != local_slab(a, s, true).volume())
       throw std::logic_error("saguaro::grid: a direct face's slabs differ in size on its sides");
   }
@@ -68,9 +58,8 @@ void Decomposition::open_peer_slabs() const {
 // neighbour: both sides meet the same new arrays at the same exchange (the same grid functions
 // in the same registers), so the handles travel in the fields' order.
 void Decomposition::open_peer_arrays(const std::vector<double*>& fields) const {
-  bool any = false;
-  for (int a = 0; a < 3; ++a) any = any || direct(a, 0) || direct(a, 1);
-  if (!any) return;
+  const std::vector<Face> faces = faces_where(messages_.direct);
+  if (faces.empty()) return;
   runtime::ArraySpace& space = *messages_.space;
   std::vector<double*> fresh;
   for (double* f : fields)
@@ -78,22 +67,8 @@ void Decomposition::open_peer_arrays(const std::vector<double*>& fields) const {
   if (fresh.empty()) return;
   std::string handles;
   for (double* f : fresh) handles += space.export_array(f);
-  std::vector<std::array<int, 2>> faces;
-  for (int a = 0; a < 3; ++a)
-    for (int s = 0; s < 2; ++s)
-      if (direct(a, s)) faces.push_back({a, s});
-  std::vector<std::string> theirs(faces.size(), std::string(handles.size(), '\0'));
-  std::vector<MPI_Request> requests;
-  for (std::size_t f = 0; f < faces.size(); ++f) {
-    const auto [a, s] = faces[f];
-    requests.emplace_back();
-    MPI_Irecv(theirs[f].data(), int(theirs[f].size()), MPI_BYTE, neighbour_[a][s],
-              kArrayTag + 2 * a + (1 - s), cart_, &requests.back());
-    requests.emplace_back();
-    MPI_Isend(handles.data(), int(handles.size()), MPI_BYTE, neighbour_[a][s],
-              kArrayTag + 2 * a + s, cart_, &requests.back());
-  }
-  MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  const std::vector<std::string> theirs =
+      swap_with_neighbours(faces, kArrayTag, std::vector<std::string>(faces.size(), handles));
   const std::size_t one = handles.size() / fresh.size();
   for (std::size_t i = 0; i < fresh.size(); ++i) {
     auto& opened = messages_.peer_array[fresh[i]];
