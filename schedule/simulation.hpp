@@ -246,7 +246,7 @@ private:
   std::vector<schedule::StepFunction> step_functions_[2];
   // The time-tiled step when the mapper chose it: its decision and its kernel.
   mapper::TimeTileChoice time_tile_choice_;
-  std::unique_ptr<runtime::CompiledTimeTile> time_tile_;
+  std::vector<std::unique_ptr<runtime::CompiledTimeTile>> time_tiles_; // per part, in order
 
   int iteration_ = 0;
   double time_ = 0.0; // of the state being worked on (substep times inside MoL)

@@ -42,9 +42,11 @@ bool Simulation::write_prediction_log(bool at_end) {
     records = io::prediction_records(setup_.program, plan_.mappings(), timings, source,
                                      plan_.candidates());
     for (io::PredictionRecord& r : records)
-      if (time_tile_ && r.kernel < 0 && source.device != nullptr && !source.host &&
-          time_tile_choice_.predicted.seconds > 0)
-        io::price_time_tile(r, time_tile_choice_.predicted);
+      if (r.kernel < 0 && source.device != nullptr && !source.host) // a time-tiled kernel
+        for (std::size_t p = 0; p < time_tile_choice_.predicted.size(); ++p)
+          if (time_tile_choice_.parts.at(p).first == -r.kernel &&
+              time_tile_choice_.predicted[p].seconds > 0)
+            io::price_time_tile(r, time_tile_choice_.predicted[p]);
     if (!exchange_samples_.empty())
       records.push_back(io::exchange_record(exchange_samples_, plan_.exchange_predicted,
                                             plan_.exchange_words, source));

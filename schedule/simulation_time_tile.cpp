@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
+#include <tuple>
 
 namespace saguaro::host {
 
@@ -119,6 +121,8 @@ void Simulation::plan_time_tile() {
   request.state = program.evolved;
   for (int r : rhs_) request.rhs.push_back(fields_->name(r));
   request.stages = int(step_->plan().integrator.stages.size());
+  // Parts need a register to carry the accumulator (schedule::time_tile_accumulator).
+  request.max_parts = schedule::time_tile_accumulator(step_->plan().integrator) >= 0 ? 2 : 1;
   const grid::Patch& patch = decomposition_->patch();
   for (int a = 0; a < 3; ++a) request.grid[std::size_t(a)] = patch.spec.points[a];
   // The description to price with: the run's (Saguaro::device_description, or the prediction
@@ -133,15 +137,19 @@ void Simulation::plan_time_tile() {
     request.device = model::load_device(path);
   }
   if (request.device) request.plain_seconds = plain_step_seconds(*request.device);
-  // The tiles the mapper re-prices are compiled here; the one it chooses is kept for the run.
-  std::vector<std::pair<calc::TimeTile, std::unique_ptr<runtime::CompiledTimeTile>>> compiled;
+  // The tiles the mapper re-prices are compiled here; those it chooses are kept for the run.
+  using Key = std::tuple<int, int, int, int, int>; // first stage, stages, tile
+  auto key = [](const calc::TimeTilePlan& p) {
+    return Key{p.first, p.stages, p.tile.tx, p.tile.ty, p.tile.nz};
+  };
+  std::map<Key, std::unique_ptr<runtime::CompiledTimeTile>> compiled;
   request.resources = [&](const calc::TimeTilePlan& plan) {
-    compiled.emplace_back(plan.tile, backend_->compile_time_tile(program, int(calc), plan));
-    const runtime::CompiledTimeTile& k = *compiled.back().second;
+    std::unique_ptr<runtime::CompiledTimeTile>& k = compiled[key(plan)];
+    if (!k) k = backend_->compile_time_tile(program, int(calc), plan);
     model::CompiledResources r;
-    r.registers = k.registers();
-    r.spill_bytes = k.spill_bytes();
-    r.shared_bytes = double(k.shared_bytes());
+    r.registers = k->registers();
+    r.spill_bytes = k->spill_bytes();
+    r.shared_bytes = double(k->shared_bytes());
     return r;
   };
   time_tile_choice_ = mapper::choose_time_tile(*binding->calc, request);
@@ -151,16 +159,21 @@ void Simulation::plan_time_tile() {
                 "Saguaro::time_tile = \"yes\", but " + time_tile_choice_.reason, {});
     return;
   }
-  for (auto& [tile, kernel] : compiled)
-    if (tile == time_tile_choice_.plan.tile) time_tile_ = std::move(kernel);
-  if (!time_tile_) // not re-priced (no description: "yes" took the first tile)
-    time_tile_ = backend_->compile_time_tile(program, int(calc), time_tile_choice_.plan);
+  std::vector<int> parts;
+  for (const calc::TimeTilePlan& plan : time_tile_choice_.parts) {
+    std::unique_ptr<runtime::CompiledTimeTile>& k = compiled[key(plan)];
+    // not re-priced (no description: "yes" took the first tiles)
+    if (!k) k = backend_->compile_time_tile(program, int(calc), plan);
+    time_tiles_.push_back(std::move(k));
+    parts.push_back(plan.stages);
+  }
   start_step(schedule::build_time_tiled_step_plan(step_->plan().integrator, step_functions_[0],
-                                                  step_functions_[1], tiled));
+                                                  step_functions_[1], tiled, parts));
 }
 
-// One time-tiled step: the state's owned points to the new state's register (its ghosts are
-// the post-step's exchange).
+// One time-tiled kernel: the whole step, the state's owned points to the new state's register
+// (its ghosts are the post-step's exchange), or a part of it (schedule::StepOp::first_stage):
+// its registers carry the next stage's state and the accumulator between the parts.
 void Simulation::run_time_tile(const schedule::StepOp& op) {
   const StepTarget& target = step_targets_.at(std::size_t(op.function));
   const grid::Patch& patch = decomposition_->patch();
@@ -169,15 +182,30 @@ void Simulation::run_time_tile(const schedule::StepOp& op) {
     args.lo[std::size_t(a)] = ghost_;
     args.hi[std::size_t(a)] = ghost_ + patch.size()[a];
   }
+  std::size_t part = 0;
+  while (part < time_tile_choice_.parts.size() &&
+         time_tile_choice_.parts[part].first != op.first_stage)
+    ++part;
+  if (part == time_tile_choice_.parts.size())
+    throw std::logic_error("the step plan's time-tiled stages are not the mapper's parts");
+  const bool ends = time_tile_choice_.parts[part].ends_step();
+  auto array = [&](int reg, std::size_t v) {
+    return fields_->data(step_registers_.at(std::size_t(reg))[v]);
+  };
   runtime::TimeTileCall call;
   for (std::size_t v = 0; v < evolved_.size(); ++v) {
     call.state.push_back(fields_->data(evolved_[v]));
-    call.next.push_back(fields_->data(step_registers_[std::size_t(op.registers[0])][v]));
+    call.next.push_back(array(op.registers[0], v));
+    if (!ends) call.next_accumulator.push_back(array(op.registers[1], v));
+    if (op.reads[0] >= 0) {
+      call.stage_input.push_back(array(op.reads[0], v));
+      call.accumulator.push_back(array(op.reads[1], v));
+    }
   }
   schedule::time_tile_coefficients(*step_->plan().tableau, dt_, call.a, call.b);
   runtime::ArraySpace& space = fields_->space();
   const int before = timing_step_ ? space.mark(runtime::ArraySpace::Queue::compute) : -1;
-  time_tile_->run(args, call);
+  time_tiles_.at(part)->run(args, call);
   if (timing_step_)
     step_whole_rhs_.push_back({before, space.mark(runtime::ArraySpace::Queue::compute)});
 }

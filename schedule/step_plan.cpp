@@ -7,6 +7,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace saguaro::schedule {
 
@@ -165,9 +166,31 @@ StepPlan build_step_plan(const Integrator& integrator, const std::vector<StepFun
   return plan;
 }
 
+namespace {
+
+// The register the integrator's last stage swaps into y (the time-tiled step writes the new
+// state there); -1 when there is none.
+int next_state_register(const Integrator& integrator) {
+  int next = -1;
+  for (const std::array<int, 2>& w : integrator.stages.back().swaps)
+    if (w[0] == kStateRegister || w[1] == kStateRegister)
+      next = w[0] == kStateRegister ? w[1] : w[0];
+  return next;
+}
+
+} // namespace
+
+int time_tile_accumulator(const Integrator& integrator) {
+  const int next = next_state_register(integrator);
+  for (std::size_t i = 0; i < integrator.scratch.size(); ++i)
+    if (kFirstScratchRegister + int(i) != next) return kFirstScratchRegister + int(i);
+  return -1;
+}
+
 StepPlan build_time_tiled_step_plan(const Integrator& integrator,
                                     const std::vector<StepFunction>& calc_rhs,
-                                    const std::vector<StepFunction>& post_step, int tiled) {
+                                    const std::vector<StepFunction>& post_step, int tiled,
+                                    const std::vector<int>& parts) {
   std::string why;
   std::optional<ButcherTableau> tableau = butcher_tableau(integrator, &why);
   if (!tableau || !tableau->sub_diagonal())
@@ -176,14 +199,22 @@ StepPlan build_time_tiled_step_plan(const Integrator& integrator,
         (why.empty() ? integrator.name + ": its tableau is not sub-diagonal" : why));
   if (tiled < 0 || std::size_t(tiled) >= calc_rhs.size())
     throw std::invalid_argument("step plan: the time-tiled function is not a right-hand side");
-  const Stage& last = integrator.stages.back();
-  int next = -1;
-  for (const std::array<int, 2>& w : last.swaps)
-    if (w[0] == kStateRegister || w[1] == kStateRegister)
-      next = w[0] == kStateRegister ? w[1] : w[0];
+  const int next = next_state_register(integrator);
   if (next < 0)
     throw std::invalid_argument("step plan: " + integrator.name +
                                 "'s last stage swaps no register into the state");
+  const int stages = int(integrator.stages.size());
+  std::vector<int> counts = parts.empty() ? std::vector<int>{stages} : parts;
+  int sum = 0;
+  for (int c : counts) sum += c > 0 ? c : stages + 1;
+  if (sum != stages)
+    throw std::invalid_argument(
+        fmt::format("step plan: time-tiled parts of {} stages do not make {}'s {}",
+                    fmt::join(counts, "+"), integrator.name, stages));
+  const int acc = time_tile_accumulator(integrator);
+  if (counts.size() > 1 && acc < 0)
+    throw std::invalid_argument("step plan: " + integrator.name +
+                                " has no register to carry the accumulator between parts");
   StepPlan plan;
   plan.integrator = integrator;
   plan.tableau = std::move(tableau);
@@ -193,13 +224,21 @@ StepPlan build_time_tiled_step_plan(const Integrator& integrator,
   for (std::size_t f = 0; f < plan.functions.size(); ++f)
     if (plan.functions[f].role == StepFunction::Role::sync_evolved) sync = int(f);
   Placer place(plan, sync, false, false, -1);
-  place.stage = int(integrator.stages.size());
-  StepOp op;
-  op.kind = StepOp::Kind::time_tiled;
-  op.stage = place.stage;
-  op.function = tiled;
-  op.registers = {next, 0};
-  plan.ops.push_back(op);
+  place.stage = stages;
+  int first = 1;
+  for (int count : counts) {
+    StepOp op;
+    op.kind = StepOp::Kind::time_tiled;
+    op.first_stage = first;
+    op.stage = first + count - 1;
+    op.function = tiled;
+    op.registers =
+        op.stage == stages ? std::array<int, 2>{next, 0} : std::array<int, 2>{kRhsRegister, acc};
+    if (first > 1) op.reads = {kRhsRegister, acc};
+    plan.ops.push_back(op);
+    first += count;
+  }
+  const Stage& last = integrator.stages.back();
   place.time = last.state_time;
   StepOp swap;
   swap.kind = StepOp::Kind::swap;
@@ -242,8 +281,20 @@ std::string StepPlan::describe(const StepOp& op) const {
   case StepOp::Kind::exchange_finish: return "exchange finishes (" + name + ")";
   case StepOp::Kind::boundary_state: return name;
   case StepOp::Kind::time_tiled:
-    return fmt::format("{}, every stage time-tiled, new state to {}", name,
-                       integrator.register_name(op.registers[0]));
+    if (op.first_stage == 1 && op.stage == int(integrator.stages.size()))
+      return fmt::format("{}, every stage time-tiled, new state to {}", name,
+                         integrator.register_name(op.registers[0]));
+    return fmt::format(
+        "{}, stages {}-{} time-tiled{}, {} to {}{}", name, op.first_stage, op.stage,
+        op.reads[0] >= 0 ? fmt::format(" from {} and {}", integrator.register_name(op.reads[0]),
+                                       integrator.register_name(op.reads[1]))
+                         : std::string(),
+        op.stage == int(integrator.stages.size()) ? "new state"
+                                                  : fmt::format("stage {}'s state", op.stage + 1),
+        integrator.register_name(op.registers[0]),
+        op.stage == int(integrator.stages.size())
+            ? std::string()
+            : fmt::format(", accumulator to {}", integrator.register_name(op.registers[1])));
   }
   return "?";
 }

@@ -64,8 +64,9 @@ struct StepOp {
     exchange_finish, //   is the sync_evolved function, whose timer it is booked to)
     boundary_state,  // functions[function] (boundary_state) on the new ghosts
     swap,            // the integrator's registers `registers` exchange their arrays
-    time_tiled,      // functions[function] evaluates every stage of the step on tiles kept
-                     //   on chip, writing the new state to register registers[0]
+    time_tiled,      // functions[function] evaluates stages first_stage..stage of the step
+                     //   on tiles kept on chip (all of them, or a part), writing the new state
+                     //   (or stage+1's state) to register registers[0]
   };
   Kind kind = Kind::call;
   int stage = 0;     // 0: before the first stage; 1..stages
@@ -80,7 +81,12 @@ struct StepOp {
   // call, interior, shell: the function computes the stage's combinations (for its
   // `produces`) where it stores k.
   bool folded = false;
-  std::array<int, 2> registers{0, 0}; // swap; time_tiled: registers[0]
+  std::array<int, 2> registers{0, 0}; // swap; time_tiled: registers[0], and [1] the
+                                      //   accumulator a part that does not end the step writes
+  // time_tiled: the first stage it evaluates, and a later part's inputs: the registers holding
+  // that stage's state and the accumulator ({-1, -1} for a part starting the step).
+  int first_stage = 1;
+  std::array<int, 2> reads{-1, -1};
 };
 
 struct StepPlan {
@@ -112,11 +118,22 @@ StepPlan build_step_plan(const Integrator& integrator, const std::vector<StepFun
 // stage on tiles kept on chip and writes the new state to the register the integrator's last
 // stage swaps into y; then that swap, and MoL_PostStep's functions once (the exchange and the
 // boundaries, at t + dt). The other right-hand-side functions must have nothing to do (the
-// host's decision: Boundary_RHS on a periodic box). Throws std::invalid_argument when the
-// integrator's tableau is not sub-diagonal or its last stage swaps no register into y.
+// host's decision: Boundary_RHS on a periodic box). `parts`: the stages per kernel in order
+// (empty: all in one); a part that does not end the step writes the next stage's state to the
+// right-hand side's register (which a time-tiled step has no other use for) and the accumulator
+// to time_tile_accumulator's register, where the next part reads them. Throws
+// std::invalid_argument when the integrator's tableau is not sub-diagonal, its last stage swaps
+// no register into y, the parts do not add up to its stages, or they need an accumulator
+// register it does not have.
 StepPlan build_time_tiled_step_plan(const Integrator& integrator,
                                     const std::vector<StepFunction>& calc_rhs,
-                                    const std::vector<StepFunction>& post_step, int tiled);
+                                    const std::vector<StepFunction>& post_step, int tiled,
+                                    const std::vector<int>& parts = {});
+
+// The register that carries the accumulator between the parts of a time-tiled step: the first
+// scratch register the last stage does not swap into y; -1 when there is none (then a step is
+// time-tiled in one kernel only).
+int time_tile_accumulator(const Integrator& integrator);
 
 // A time-tiled step's coefficients times dt: a[s] = a_{s+2,s+1} dt, b[s] = b_{s+1} dt, rounded
 // as Coefficient::value rounds the table's.

@@ -1,9 +1,11 @@
 // The generated time-tiled RK4 step (calc/time_tile.hpp) of a periodic n^3 box against the
-// STREAM triad measured in the same process: every tile calc::time_tile_candidates offers for
-// the wave equation at fd order 2 and 4, the median of 11 timings of 10 back-to-back steps
-// (CUDA events), the effective bandwidth of the step's compulsory traffic (the state read once
-// and the new state written once: 2 x variables x n^3 doubles). Correctness is the tests'
-// (test/codegen/test_time_tile.cpp, on the CPU and on the GPU). Beside each, the model's
+// STREAM triad measured in the same process: for the wave equation at fd order 2 and 4, every
+// cut of the step into parts (calc::time_tile_splits: the whole step, two parts) and every tile
+// calc::time_tile_candidates offers for each part, the median of 11 timings of 10 back-to-back
+// launches (CUDA events), the effective bandwidth of the part's compulsory traffic (what it
+// reads and writes once: calc::TimeTilePlan::arrays_read + arrays_written per variable; a whole
+// step 2 x variables x n^3 doubles). Per cut, the sum of its parts' fastest tiles. Correctness is
+// the tests' (test/codegen/test_time_tile.cpp, on the CPU and on the GPU). Beside each, the model's
 // prediction (model/time_tile.hpp) with ptxas's registers, from the GPU's configs/devices/
 // description. On the GPU machine:
 //   build/bin/bench_time_tile [n]
@@ -15,6 +17,7 @@
 #include "runtime/cuda.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <optional>
@@ -54,7 +57,8 @@ int main(int argc, char** argv) {
              info.driver_version, runtime::cuda::nvrtc_version(), n, g);
 
   std::vector<double*> arrays;
-  for (int i = 0; i < 4; ++i) {
+  // y, x, acc, y_out, acc_out of 2 variables (codegen/cuda_time_tile.hpp's convention).
+  for (int i = 0; i < 2 * codegen::kTimeTileArraysPerVariable; ++i) {
     arrays.push_back(space.allocate(points));
     std::vector<double> init(points);
     for (std::size_t p = 0; p < points; ++p) init[p] = 1e-3 * double((p * 7 + i) % 1013);
@@ -72,9 +76,10 @@ int main(int argc, char** argv) {
   const std::string description = model::find_device_description(info.name);
   const std::optional<model::Device> device =
       description.empty() ? std::nullopt : std::optional(model::load_device(description));
-  fmt::print("| stencil | tile | threads | shared | registers | step [ms] | GB/s | % triad | "
-             "predicted [ms] | error |\n");
-  fmt::print("|---|---|---|---|---|---|---|---|---|---|\n");
+  fmt::print("| stencil | stages | tile | threads | shared | registers | time [ms] | GB/s | "
+             "% triad | predicted [ms] | error |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::vector<std::string> cuts; // per cut: its parts' fastest tiles
 
   codegen::CudaGeometry geometry{};
   for (int a = 0; a < 3; ++a) {
@@ -96,45 +101,74 @@ int main(int argc, char** argv) {
       if (c.schedule_bin == "MoL_CalcRHS") rhs = &c;
     std::vector<std::string> rhs_names;
     for (const std::string& v : program.evolved) rhs_names.push_back(v + "rhs");
-    for (const calc::TimeTile& tile : calc::time_tile_candidates(*rhs, 4)) {
-      const calc::TimeTilePlan plan =
-          calc::plan_time_tile(*rhs, program.evolved, rhs_names, 4, tile);
-      const codegen::TimeTileKernel k =
-          codegen::generate_time_tile_cuda(*rhs, plan, "saguaro_step");
-      runtime::cuda::KernelModule module(k.source);
-      std::vector<double> parameters(k.parameters.size(), 1.0);
-      std::vector<double*> pointers = {arrays[0], arrays[1], arrays[2], arrays[3]};
-      std::vector<void*> args;
-      for (double*& p : pointers) args.push_back(&p);
-      args.push_back(&geometry);
-      args.push_back(&tab);
-      for (double& p : parameters) args.push_back(&p);
-      const auto grid = codegen::time_tile_grid(plan, {g, g, g}, {g + n, g + n, g + n});
-      const double step = median_seconds([&] {
-        return module.time(k.name, grid, {unsigned(k.threads), 1, 1}, args.data(), 10,
-                           k.shared_bytes) /
-               10;
-      });
-      const double bytes = 2.0 * double(plan.state.size()) * 8.0 * double(n) * n * n;
-      const runtime::cuda::PtxasReport& r = module.resources().at(k.name);
-      std::string predicted = "n/a | n/a";
-      if (device) {
-        model::CompiledResources compiled;
-        compiled.registers = r.registers;
-        compiled.spill_bytes = r.spill_stores + r.spill_loads;
-        const model::TimeTilePrediction p =
-            model::predict_time_tile(*rhs, plan, {n, n, n}, *device, compiled);
-        predicted = fmt::format("{:.3f} ({}) | {:+.1f}%", p.seconds * 1e3, p.limiter,
-                                100 * (p.seconds - step) / step);
+    for (const std::vector<int>& split : calc::time_tile_splits(4)) {
+      int first = 1;
+      double cut_ms = 0;
+      std::string cut_tiles;
+      for (int count : split) {
+        double best = 1e30;
+        std::string best_tile;
+        for (const calc::TimeTile& tile : calc::time_tile_candidates(*rhs, count)) {
+          const calc::TimeTilePlan plan =
+              calc::plan_time_tile(*rhs, program.evolved, rhs_names, 4, tile, first, count);
+          const codegen::TimeTileKernel k =
+              codegen::generate_time_tile_cuda(*rhs, plan, "saguaro_step");
+          runtime::cuda::KernelModule module(k.source);
+          std::vector<double> parameters(k.parameters.size(), 1.0);
+          std::vector<double*> pointers = arrays;
+          std::vector<void*> args;
+          for (double*& p : pointers) args.push_back(&p);
+          args.push_back(&geometry);
+          args.push_back(&tab);
+          for (double& p : parameters) args.push_back(&p);
+          const auto grid = codegen::time_tile_grid(plan, {g, g, g}, {g + n, g + n, g + n});
+          const double step = median_seconds([&] {
+            return module.time(k.name, grid, {unsigned(k.threads), 1, 1}, args.data(), 10,
+                               k.shared_bytes) /
+                   10;
+          });
+          const double bytes = double(plan.arrays_read() + plan.arrays_written()) *
+                               double(plan.state.size()) * 8.0 * double(n) * n * n;
+          const runtime::cuda::PtxasReport& r = module.resources().at(k.name);
+          std::string predicted = "n/a | n/a";
+          if (device) {
+            model::CompiledResources compiled;
+            compiled.registers = r.registers;
+            compiled.spill_bytes = r.spill_stores + r.spill_loads;
+            const model::TimeTilePrediction p =
+                model::predict_time_tile(*rhs, plan, {n, n, n}, *device, compiled);
+            predicted = fmt::format("{:.3f} ({}) | {:+.1f}%", p.seconds * 1e3, p.limiter,
+                                    100 * (p.seconds - step) / step);
+          }
+          const std::string stages =
+              count == 4 ? "1-4" : fmt::format("{}-{} of 4", first, first + count - 1);
+          fmt::print(
+              "| fd{} | {} | {}x{}x{} | {} | {} B | {}{} | {:.3f} | {:.0f} | {:.1f}% | {} |\n",
+              order, stages, tile.tx, tile.ty, tile.nz, k.threads, k.shared_bytes, r.registers,
+              r.spill_stores + r.spill_loads > 0
+                  ? fmt::format(" ({} B spilled)", r.spill_stores + r.spill_loads)
+                  : "",
+              step * 1e3, bytes / step / 1e9, 100.0 * bytes / step / triad_bw, predicted);
+          if (step < best) {
+            best = step;
+            best_tile = fmt::format("{}x{}x{}", tile.tx, tile.ty, tile.nz);
+          }
+        }
+        if (best_tile.empty()) {
+          cut_ms = -1;
+          break;
+        }
+        cut_ms += best * 1e3;
+        cut_tiles += (cut_tiles.empty() ? "" : " + ") + best_tile;
+        first += count;
       }
-      fmt::print("| fd{} | {}x{}x{} | {} | {} B | {}{} | {:.3f} | {:.0f} | {:.1f}% | {} |\n", order,
-                 tile.tx, tile.ty, tile.nz, k.threads, k.shared_bytes, r.registers,
-                 r.spill_stores + r.spill_loads > 0
-                     ? fmt::format(" ({} B spilled)", r.spill_stores + r.spill_loads)
-                     : "",
-                 step * 1e3, bytes / step / 1e9, 100.0 * bytes / step / triad_bw, predicted);
+      cuts.push_back(fmt::format("fd{} cut {}: {}", order, fmt::join(split, "+"),
+                                 cut_ms < 0 ? std::string("no tile")
+                                            : fmt::format("{:.3f} ms ({})", cut_ms, cut_tiles)));
     }
   }
+  fmt::print("\nThe step per cut (the fastest tile of each part):\n");
+  for (const std::string& c : cuts) fmt::print("  {}\n", c);
   for (double* p : arrays) space.release(p);
   return 0;
 }

@@ -42,8 +42,21 @@ double TimeTilePlan::useful_fraction() const {
 }
 
 std::string TimeTilePlan::text() const {
+  const int of = total > 0 ? total : stages;
+  const std::string which =
+      stages == of ? std::to_string(stages)
+                   : fmt::format("{}{} of {}", first,
+                                 stages > 1 ? fmt::format("-{}", last()) : std::string(), of);
   return fmt::format("time tile {}x{}x{} (stages {}, halo {}x{}, {} threads)", tile.tx, tile.ty,
-                     tile.nz, stages, halo(0), halo(1), threads());
+                     tile.nz, which, halo(0), halo(1), threads());
+}
+
+std::vector<std::vector<int>> time_tile_splits(int stages) {
+  std::vector<std::vector<int>> out;
+  if (stages < 1) return out;
+  out.push_back({stages});
+  for (int cut = 1; cut < stages; ++cut) out.push_back({cut, stages - cut});
+  return out;
 }
 
 std::string time_tile_obstacle(const Calculation& calc, const std::vector<std::string>& state,
@@ -87,11 +100,18 @@ std::string time_tile_obstacle(const Calculation& calc, const std::vector<std::s
 }
 
 TimeTilePlan plan_time_tile(const Calculation& calc, const std::vector<std::string>& state,
-                            const std::vector<std::string>& rhs, int stages, const TimeTile& tile) {
+                            const std::vector<std::string>& rhs, int stages, const TimeTile& tile,
+                            int first, int count) {
   if (std::string why = time_tile_obstacle(calc, state, rhs, stages); !why.empty())
     throw std::invalid_argument(fmt::format("{} cannot be time-tiled: {}", calc.name, why));
+  if (count == 0) count = stages - first + 1;
+  if (first < 1 || count < 1 || first + count - 1 > stages)
+    throw std::invalid_argument(fmt::format("{}: stages {} to {} are not a part of a step of {}",
+                                            calc.name, first, first + count - 1, stages));
   TimeTilePlan plan;
-  plan.stages = stages;
+  plan.stages = count;
+  plan.first = first;
+  plan.total = stages;
   plan.tile = tile;
   plan.radius = calc.radius;
   const Stage& stage = calc.stages.front();

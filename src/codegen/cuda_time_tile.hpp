@@ -1,15 +1,20 @@
 // CUDA code generation for a time-tiled step (calc/time_tile.hpp): one kernel that evaluates
-// every stage of an explicit Runge-Kutta step with a sub-diagonal tableau on a tile kept on
-// chip, reading the state once and writing the new state once.
+// every stage of an explicit Runge-Kutta step with a sub-diagonal tableau (or a part of them)
+// on a tile kept on chip, reading the state once and writing the new state once.
 //
-// Calling convention, in this order:
-//   1. per evolved variable (TimeTilePlan::state order), `const double*` to its state;
-//   2. per evolved variable, `double*` to the array the new state is written to (owned points
-//      only; the ghosts are the step's post-step's);
-//   3. `saguaro_cuda_geometry g` (codegen/cuda.hpp): lo/hi the owned points, the periodic box;
-//   4. `saguaro_tableau tab`: a[s] = a_{s+1} dt and b[s] = b_{s+1} dt, as
-//      schedule::Coefficient::value computes them;
-//   5. one `double` per entry of TimeTileKernel::parameters.
+// Calling convention, in this order (per evolved variable in TimeTilePlan::state order, each):
+//   1. `const double* y`: the state;
+//   2. `const double* x`: Y_first, the first stage's input, of a part after the first (else
+//      unused: may be null);
+//   3. `const double* acc`: the accumulator y + dt sum_{s<first} b_s k_s, likewise;
+//   4. `double* y_out`: the new state, or Y_{last+1} of a part that does not end the step
+//      (owned points only; the ghosts are the step's post-step's, or unused);
+//   5. `double* acc_out`: the accumulator after the part's last stage, of a part that does not
+//      end the step (else unused: may be null);
+//   6. `saguaro_cuda_geometry g` (codegen/cuda.hpp): lo/hi the owned points, the periodic box;
+//   7. `saguaro_tableau tab`: a[s] = a_{s+1} dt and b[s] = b_{s+1} dt, as
+//      schedule::Coefficient::value computes them (the whole step's, whatever the part);
+//   8. one `double` per entry of TimeTileKernel::parameters.
 // Launch: block (threads, 1, 1), grid time_tile_grid(...), dynamic shared memory shared_bytes.
 #pragma once
 
@@ -23,6 +28,8 @@
 
 namespace saguaro::codegen {
 
+// The arrays a time-tiled kernel takes per evolved variable (y, x, acc, y_out, acc_out).
+inline constexpr int kTimeTileArraysPerVariable = 5;
 // The most stages a generated time-tiled kernel takes (the tableau argument's size).
 inline constexpr int kMaxTimeTileStages = 8;
 

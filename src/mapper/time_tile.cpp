@@ -3,10 +3,49 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
+#include <limits>
+#include <tuple>
 
 #include <fmt/format.h>
 
 namespace saguaro::mapper {
+
+std::string TimeTileChoice::text() const {
+  std::string out;
+  for (const calc::TimeTilePlan& p : parts) out += (out.empty() ? "" : " then ") + p.text();
+  return out;
+}
+
+namespace {
+
+struct PricedPart {
+  calc::TimeTilePlan plan;
+  model::TimeTilePrediction prediction;
+  bool rechecked = false;
+};
+
+// One way of cutting the step: per part its tiles, fastest first.
+struct Cut {
+  std::vector<std::vector<PricedPart>> parts;
+  double seconds = 0; // the parts' fastest tiles, summed
+  bool valid = true;
+
+  void total() {
+    seconds = 0;
+    valid = true;
+    for (const std::vector<PricedPart>& tiles : parts) {
+      seconds += tiles.front().prediction.seconds;
+      valid = valid && tiles.front().prediction.valid;
+    }
+  }
+};
+
+bool faster(const PricedPart& a, const PricedPart& b) {
+  return a.prediction.seconds < b.prediction.seconds;
+}
+
+} // namespace
 
 TimeTileChoice choose_time_tile(const calc::Calculation& calc, const TimeTileRequest& request) {
   TimeTileChoice out;
@@ -18,75 +57,132 @@ TimeTileChoice choose_time_tile(const calc::Calculation& calc, const TimeTileReq
   std::string obstacle = request.obstacle;
   if (obstacle.empty())
     obstacle = calc::time_tile_obstacle(calc, request.state, request.rhs, request.stages);
-  std::vector<calc::TimeTile> tiles;
+
+  // Every cut whose parts all have a tile, each tile priced with estimated registers.
+  std::vector<Cut> cuts;
   if (obstacle.empty()) {
-    tiles = calc::time_tile_candidates(calc, request.stages);
-    if (tiles.empty())
+    for (const std::vector<int>& counts : calc::time_tile_splits(request.stages)) {
+      if (int(counts.size()) > request.max_parts) continue;
+      Cut cut;
+      int first = 1;
+      for (int count : counts) {
+        std::vector<PricedPart> tiles;
+        for (const calc::TimeTile& tile : calc::time_tile_candidates(calc, count)) {
+          PricedPart p{calc::plan_time_tile(calc, request.state, request.rhs, request.stages, tile,
+                                            first, count),
+                       {},
+                       false};
+          if (request.device)
+            p.prediction = model::predict_time_tile(calc, p.plan, request.grid, *request.device);
+          tiles.push_back(std::move(p));
+        }
+        if (tiles.empty()) break;
+        std::stable_sort(tiles.begin(), tiles.end(), faster);
+        cut.parts.push_back(std::move(tiles));
+        first += count;
+      }
+      if (cut.parts.size() != counts.size()) continue;
+      cut.total();
+      cuts.push_back(std::move(cut));
+    }
+    if (cuts.empty())
       obstacle = fmt::format("no tile of at most 1024 threads keeps a quarter of its work useful "
-                             "at stencil radius {}x{}",
+                             "at stencil radius {}x{}, for the whole step or two parts of it",
                              calc.radius[0], calc.radius[1]);
   }
   if (!obstacle.empty()) {
     out.reason = fmt::format("time-tiled step: not for {} ({})", calc.name, obstacle);
     return out;
   }
-
-  struct Priced {
-    calc::TimeTilePlan plan;
-    model::TimeTilePrediction prediction;
+  auto take = [&](const Cut& cut) {
+    out.parts.clear();
+    out.predicted.clear();
+    for (const std::vector<PricedPart>& tiles : cut.parts) {
+      out.parts.push_back(tiles.front().plan);
+      out.predicted.push_back(tiles.front().prediction);
+    }
+    out.seconds = cut.seconds;
   };
-  std::vector<Priced> priced;
-  for (const calc::TimeTile& tile : tiles) {
-    Priced p{calc::plan_time_tile(calc, request.state, request.rhs, request.stages, tile), {}};
-    if (request.device)
-      p.prediction = model::predict_time_tile(calc, p.plan, request.grid, *request.device);
-    priced.push_back(std::move(p));
-  }
-  if (!request.device) { // nothing to price with: only "yes" takes it, with the first tile
+  if (!request.device) { // nothing to price with: only "yes" takes it, with the first cut's tiles
     if (request.mode != "yes") {
       out.reason =
           fmt::format("time-tiled step: not for {} (no device description to price it)", calc.name);
       return out;
     }
     out.use = true;
-    out.plan = priced.front().plan;
+    take(cuts.front());
+    out.predicted.clear();
+    out.seconds = std::numeric_limits<double>::quiet_NaN();
     out.reason = fmt::format("time-tiled step: {} by {} (Saguaro::time_tile = \"yes\"; not priced: "
                              "no device description)",
-                             calc.name, out.plan.text());
+                             calc.name, out.text());
     return out;
   }
-  auto faster = [](const Priced& a, const Priced& b) {
-    return a.prediction.seconds < b.prediction.seconds;
+  auto by_time = [](const Cut& a, const Cut& b) {
+    if (a.valid != b.valid) return a.valid;
+    return a.seconds < b.seconds;
   };
-  std::stable_sort(priced.begin(), priced.end(), faster);
+  std::stable_sort(cuts.begin(), cuts.end(), by_time);
+  // ptxas's registers and spills for the best tiles of the best cut, then of each next cut
+  // whose estimate still beats the best re-priced one (ptxas seldom makes a tile cheaper).
   if (request.resources) {
-    const std::size_t n =
-        std::min<std::size_t>(priced.size(), std::size_t(std::max(1, request.recheck)));
-    for (std::size_t i = 0; i < n; ++i)
-      priced[i].prediction = model::predict_time_tile(
-          calc, priced[i].plan, request.grid, *request.device, request.resources(priced[i].plan));
-    std::stable_sort(priced.begin(), priced.begin() + std::ptrdiff_t(n), faster);
+    const std::size_t n = std::size_t(std::max(1, request.recheck));
+    double best = std::numeric_limits<double>::infinity();
+    for (Cut& cut : cuts) {
+      if (cut.seconds >= best) break;
+      for (std::vector<PricedPart>& tiles : cut.parts) {
+        const std::size_t m = std::min(tiles.size(), n);
+        for (std::size_t i = 0; i < m; ++i) {
+          tiles[i].rechecked = true;
+          try {
+            tiles[i].prediction =
+                model::predict_time_tile(calc, tiles[i].plan, request.grid, *request.device,
+                                         request.resources(tiles[i].plan));
+          } catch (const std::exception& e) { // the compiler or the GPU refuses this tile
+            tiles[i].prediction.valid = false;
+            tiles[i].prediction.invalid_reason = e.what();
+            tiles[i].prediction.seconds = std::numeric_limits<double>::infinity();
+          }
+        }
+        std::stable_sort(tiles.begin(), tiles.begin() + std::ptrdiff_t(m), faster);
+      }
+      cut.total();
+      if (cut.valid) best = std::min(best, cut.seconds);
+    }
+    // Only re-priced cuts compete now (an estimate is not a price ptxas agreed with).
+    std::stable_sort(cuts.begin(), cuts.end(), [&](const Cut& a, const Cut& b) {
+      const bool ra = a.parts.front().front().rechecked, rb = b.parts.front().front().rechecked;
+      if (ra != rb) return ra;
+      return by_time(a, b);
+    });
   }
-  const Priced& best = priced.front();
-  out.plan = best.plan;
-  out.predicted = best.prediction;
-  const bool pays = !std::isnan(request.plain_seconds) && best.prediction.valid &&
-                    best.prediction.seconds < request.plain_seconds;
-  out.use = best.prediction.valid && (pays || request.mode == "yes");
+  const Cut& chosen = cuts.front();
+  take(chosen);
+  const bool pays =
+      !std::isnan(request.plain_seconds) && chosen.valid && chosen.seconds < request.plain_seconds;
+  out.use = chosen.valid && (pays || request.mode == "yes");
   const std::string against =
       std::isnan(request.plain_seconds)
           ? "the plain step not priced"
           : fmt::format("the plain step {:.3f} ms", request.plain_seconds * 1e3);
-  if (!best.prediction.valid)
-    out.reason = fmt::format("time-tiled step: not for {} ({})", calc.name, best.prediction.text());
+  std::string predicted;
+  for (const model::TimeTilePrediction& p : out.predicted)
+    predicted += (predicted.empty() ? "" : " + ") + p.text();
+  if (out.predicted.size() > 1) predicted += fmt::format(" = {:.3f} ms", out.seconds * 1e3);
+  if (!chosen.valid)
+    out.reason = fmt::format("time-tiled step: not for {} ({})", calc.name, predicted);
   else if (out.use)
-    out.reason = fmt::format("time-tiled step: {} by {}, predicted {} against {}{}", calc.name,
-                             best.plan.text(), best.prediction.text(), against,
-                             pays ? "" : " (Saguaro::time_tile = \"yes\")");
+    out.reason =
+        fmt::format("time-tiled step: {} by {}, predicted {} against {}{}", calc.name, out.text(),
+                    predicted, against, pays ? "" : " (Saguaro::time_tile = \"yes\")");
   else
-    out.reason = fmt::format("time-tiled step: not for {} (the best tile, {}, predicted {}, is "
+    out.reason = fmt::format("time-tiled step: not for {} (the best tiles, {}, predicted {}, are "
                              "not faster than {})",
-                             calc.name, best.plan.text(), best.prediction.text(), against);
+                             calc.name, out.text(), predicted, against);
+  if (!out.use) {
+    out.parts.clear();
+    out.predicted.clear();
+  }
   return out;
 }
 

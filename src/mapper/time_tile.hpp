@@ -4,9 +4,11 @@
 //
 // Saguaro::time_tile = "auto": time-tile where the run allows it and the model predicts the
 // tiled step faster than the plain one; "yes": wherever the run allows it (the host reports why
-// not as a parameter error); "no": never. The tile: every calc::time_tile_candidates entry
-// priced with estimated registers, the `recheck` best compiled (by the host's `resources`) and
-// priced again with ptxas's registers and spills, the fastest kept.
+// not as a parameter error); "no": never. The depth of the fusion: every way of cutting the
+// step into parts (calc::time_tile_splits: all stages in one kernel, or two parts) with, per
+// part, every calc::time_tile_candidates entry priced with estimated registers; the `recheck`
+// best tiles of each part of the two best cuts compiled (by the host's `resources`) and priced
+// again with ptxas's registers and spills; the fastest cut kept (a step's time: its parts').
 #pragma once
 
 #include "calc/calculation.hpp"
@@ -36,13 +38,17 @@ struct TimeTileRequest {
   // ptxas's resources of a tile's kernel (the backend compiles it); null: estimates only.
   std::function<model::CompiledResources(const calc::TimeTilePlan&)> resources;
   int recheck = 3;
+  int max_parts = 2; // 1 where the integrator has no register for the accumulator between parts
 };
 
 struct TimeTileChoice {
   bool use = false;
-  calc::TimeTilePlan plan;             // when use
-  model::TimeTilePrediction predicted; // when use and priced
+  std::vector<calc::TimeTilePlan> parts;            // when use: the kernels, in launch order
+  std::vector<model::TimeTilePrediction> predicted; // per part, when use and priced
+  double seconds = std::numeric_limits<double>::quiet_NaN(); // the parts' predicted sum
   double plain_seconds = std::numeric_limits<double>::quiet_NaN();
+  // "time tile 32x8x128 (stages 4, ...)", or the parts' joined by " then ".
+  std::string text() const;
   std::string reason; // the banner's line: what was chosen and why, or why not
 };
 

@@ -12,7 +12,10 @@ namespace saguaro::model {
 
 int estimated_time_tile_registers(const calc::TimeTilePlan& plan) {
   const double variables = double(plan.state.size());
-  const double queue = plan.stages * (2.0 * plan.radius[2] + 1) + 2; // doubles per variable
+  double queue = plan.stages * (2.0 * plan.radius[2] + 1) + 2; // doubles per variable
+  // A later part's loaded stage input and accumulator, and their look-ahead registers.
+  if (plan.first > 1) queue += 3.0 * plan.radius[2] + 4;
+  if (!plan.reads_state()) queue -= 2.0 * plan.radius[2] + 2;
   return int(std::lround(kRegisterBase + 2 * variables * queue));
 }
 
@@ -88,7 +91,8 @@ TimeTilePrediction predict_time_tile(const calc::Calculation& calc, const calc::
         for (const calc::Offset& o : in.offsets) shared_loads += (o[0] != 0 || o[1] != 0) ? S : 0;
       }
   }
-  const double load_store = shared_loads + shared_stores + 2 * V + p.spill_bytes / 8.0;
+  const double global = V * (plan.arrays_read() + plan.arrays_written());
+  const double load_store = shared_loads + shared_stores + global + p.spill_bytes / 8.0;
   const double per_thread = (fp + kPlaneOverheadInstructions) / d.fp64_rate +
                             S * f.div / d.fp64_div_rate + S * f.sqrt / d.fp64_sqrt_rate +
                             S * f.transcendental / d.fp64_special_rate +
@@ -107,11 +111,15 @@ TimeTilePrediction predict_time_tile(const calc::Calculation& calc, const calc::
   const double plane = std::max(k * p.issue, p.latency);
   p.compute = p.rounds * p.planes * plane / (d.clock_ghz * 1e9);
 
-  // Traffic: the state read and the new state written once at DRAM; every block's grown
-  // columns read through L2.
+  // Traffic: what the part reads and writes (calc::TimeTilePlan::arrays_read, arrays_written)
+  // once at DRAM; every block's grown columns of the state (and of a later part's stage input)
+  // read through L2, the accumulator on the own columns only.
   const double points = double(extent[0]) * double(extent[1]) * double(extent[2]);
-  p.dram = 2 * V * 8 * points / (d.dram_bandwidth * 1e9);
-  p.l2 = (double(p.blocks) * threads * p.planes * V + V * points) * 8 / (d.l2_bandwidth * 1e9);
+  const double grown = plan.arrays_read_grown(), own = plan.arrays_read() - grown;
+  p.dram = global * 8 * points / (d.dram_bandwidth * 1e9);
+  p.l2 = (double(p.blocks) * threads * p.planes * V * grown +
+          V * points * (own + plan.arrays_written())) *
+         8 / (d.l2_bandwidth * 1e9);
   p.launch = d.launch_overhead * 1e-6;
   const double body = std::max({p.compute, p.dram, p.l2});
   p.seconds = p.launch + body;

@@ -11,6 +11,8 @@
 //   - The tile streams along z with the next plane loaded one ahead, so its transfers overlap
 //     its compute (the thesis's HHC tiles load, compute, store: m' + c); DRAM and L2 enter as
 //     bounds on the whole step instead of a per-tile m'.
+//   - A part of a step (some of its stages) moves what it reads and writes
+//     (calc::TimeTilePlan::arrays_read, arrays_written) where a whole step moves 2 arrays.
 //   - issue: the block's instructions of one plane at the SM's rates (Chemora's issue term):
 //     per thread, every stage's right-hand side (the calculation's flops) and its two
 //     combinations per variable (one fma each) at the FP64 rate, the shared-memory loads of the
@@ -68,7 +70,8 @@ struct TimeTilePrediction {
   std::string text() const;
 };
 
-// One time-tiled step over a periodic box of `extent` points per axis.
+// One time-tiled step (or part of one: calc::TimeTilePlan::first, stages) over a periodic box of
+// `extent` points per axis.
 TimeTilePrediction predict_time_tile(const calc::Calculation& calc, const calc::TimeTilePlan& plan,
                                      const std::array<long, 3>& extent, const Device& device,
                                      const CompiledResources& compiled = {});

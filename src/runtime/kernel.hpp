@@ -67,7 +67,12 @@ public:
 // patch (alloc, pitch, lo/hi the owned points of the periodic box, spacing, parameters).
 struct TimeTileCall {
   std::vector<const double*> state; // per evolved variable (TimeTilePlan::state order)
-  std::vector<double*> next;        // per evolved variable: where the new state goes
+  std::vector<double*> next;        // per evolved variable: the new state, or a part's Y_{last+1}
+  // A part of a step (TimeTilePlan::first > 1 or not ends_step()): per evolved variable the
+  // first stage's input Y_first and the accumulator it reads, and the accumulator it writes;
+  // empty otherwise.
+  std::vector<const double*> stage_input, accumulator;
+  std::vector<double*> next_accumulator;
   // The tableau times dt: a[s] = a_{s+2,s+1} dt (stages - 1 entries), b[s] = b_{s+1} dt.
   std::vector<double> a, b;
 };
@@ -106,7 +111,8 @@ struct KernelTiming {
   std::string name;    // the generated kernel's symbol
   std::string mapping; // its mapping in short form
   int calculation = 0; // calc::Program::calculations index
-  int kernel = 0;      // index into that calculation's Mapping::kernels
+  int kernel = 0;      // index into that calculation's Mapping::kernels; a time-tiled step's
+                       // kernel: -(the first stage it evaluates), -1 for a whole step
   int registers = -1;  // per thread (-1: unknown)
   int spill_stores = 0, spill_loads = 0, stack_bytes = 0; // bytes per thread
   std::size_t shared_bytes = 0;                           // per block, static + dynamic

@@ -80,7 +80,7 @@ public:
   // calling convention: the tableau's pointer after the geometry's).
   CudaEmulator(const codegen::TimeTileKernel& k, int variables, const std::string& dir) {
     build(std::string(kEmulatorShim) + "\n" + k.source + "\n" +
-              wrapper(k.name, std::size_t(2 * variables),
+              wrapper(k.name, std::size_t(codegen::kTimeTileArraysPerVariable * variables),
                       {"saguaro_cuda_geometry", "saguaro_tableau"}, k.parameters.size()),
           dir);
   }

@@ -118,6 +118,36 @@ TEST(TimeTileModel, ArithmeticOfRoundsAndResidency) {
   EXPECT_NEAR(twice.compute, 2 * p.compute, 1e-12);
 }
 
+// A part of a step moves what it reads and writes: the first of two parts reads the state and
+// writes the next stage's state and the accumulator (3 arrays per variable), the second reads
+// those and the state and writes the new state (4); the accumulator is read on the own
+// columns only, so the second part's L2 traffic grows by the stage input's grown columns.
+TEST(TimeTileModel, PartsOfAStepMoveWhatTheyReadAndWrite) {
+  const Wave wave(4);
+  const model::Device h100 = model::load_device(source("configs/devices/h100.yaml"));
+  const double array = 2 * 8 * std::pow(256.0, 3) / (h100.dram_bandwidth * 1e9); // 2 variables
+  model::CompiledResources ptxas;
+  ptxas.registers = 96;
+  std::vector<model::TimeTilePrediction> parts;
+  for (int first : {1, 3}) {
+    const calc::TimeTilePlan plan = calc::plan_time_tile(*wave.rhs, wave.program.evolved,
+                                                         wave.rhs_names, 4, {32, 8, 128}, first, 2);
+    parts.push_back(model::predict_time_tile(*wave.rhs, plan, {256, 256, 256}, h100, ptxas));
+    EXPECT_EQ(parts.back().planes, 128 + 2 * 2 * 2);
+  }
+  EXPECT_NEAR(parts[0].dram, 3 * array, 1e-12);
+  EXPECT_NEAR(parts[1].dram, 4 * array, 1e-12);
+  EXPECT_GT(parts[1].l2, parts[0].l2);
+  EXPECT_GT(parts[1].issue, parts[0].issue); // two more global loads per variable and plane
+  // A later part's register estimate counts its loaded queues.
+  const calc::TimeTilePlan first =
+      calc::plan_time_tile(*wave.rhs, wave.program.evolved, wave.rhs_names, 4, {32, 8, 128}, 1, 2);
+  const calc::TimeTilePlan second =
+      calc::plan_time_tile(*wave.rhs, wave.program.evolved, wave.rhs_names, 4, {32, 8, 128}, 3, 2);
+  EXPECT_GT(model::estimated_time_tile_registers(second),
+            model::estimated_time_tile_registers(first));
+}
+
 TEST(TimeTileModel, ArithmeticDepthIsTheLongestChain) {
   const Wave wave(2);
   // pi's right-hand side: a sum of the 7-point Laplacian's terms times c^2; phi's is pi.

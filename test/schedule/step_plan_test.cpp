@@ -77,6 +77,29 @@ TEST(StepPlan, TimeTiledRK4IsOneLaunchThenThePostStep) {
   }
 }
 
+// A step time-tiled in two parts: the first writes stage 3's state to k (which a time-tiled
+// step computes no right-hand side into) and the accumulator to acc, the second reads them.
+TEST(StepPlan, TimeTiledRK4InTwoPartsCarriesTheStateAndAccumulator) {
+  const StepPlan plan =
+      build_time_tiled_step_plan(find_integrator("RK4"), calc_rhs(false), post_step(), 0, {2, 2});
+  EXPECT_THAT(lines(plan),
+              ElementsAre("2: wave_rhs, stages 1-2 time-tiled, stage 3's state to k, accumulator "
+                          "to acc",
+                          "4: wave_rhs, stages 3-4 time-tiled from k and acc, new state to y1",
+                          "4: swap y y1", "4: exchange begins (Driver_SyncEvolved)",
+                          "4: exchange finishes (Driver_SyncEvolved)", "4: Boundary_ApplyOuter"));
+  EXPECT_EQ(plan.ops[0].first_stage, 1);
+  EXPECT_EQ(plan.ops[1].first_stage, 3);
+  EXPECT_EQ(plan.ops[1].reads, (std::array<int, 2>{kRhsRegister, plan.ops[0].registers[1]}));
+  EXPECT_EQ(time_tile_accumulator(find_integrator("RK4")), plan.ops[0].registers[1]);
+  // Parts that do not add up to the integrator's stages, and integrators with no register for
+  // the accumulator, are refused.
+  EXPECT_THROW(
+      build_time_tiled_step_plan(find_integrator("RK4"), calc_rhs(false), post_step(), 0, {2, 1}),
+      std::invalid_argument);
+  EXPECT_EQ(time_tile_accumulator(find_integrator("Euler")), -1);
+}
+
 TEST(StepPlan, RK4WholeExchangesWhereMoLPostStepAsks) {
   const StepPlan plan =
       build_step_plan(find_integrator("RK4"), calc_rhs(false), post_step(), false);

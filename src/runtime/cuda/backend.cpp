@@ -369,20 +369,37 @@ public:
 
   void run(const KernelArgs& args, const TimeTileCall& call) const override {
     const std::size_t V = plan_.state.size();
-    if (call.state.size() != V || call.next.size() != V)
-      throw std::invalid_argument("cuda time tile: " + std::to_string(V) +
-                                  " evolved variables, but the call gives " +
-                                  std::to_string(call.state.size()) + " states and " +
-                                  std::to_string(call.next.size()) + " results");
-    std::vector<const double*> state(call.state);
-    std::vector<double*> next(call.next);
+    const bool later = plan_.first > 1, ends = plan_.ends_step();
+    auto check = [&](std::size_t n, bool wanted, const char* what) {
+      if (n != (wanted ? V : 0))
+        throw std::invalid_argument(
+            fmt::format("cuda time tile ({}): {} evolved variables, but the call gives {} {}",
+                        plan_.text(), V, n, what));
+    };
+    check(call.state.size(), true, "states");
+    check(call.next.size(), true, "results");
+    check(call.stage_input.size(), later, "stage inputs");
+    check(call.accumulator.size(), later, "accumulators");
+    check(call.next_accumulator.size(), !ends, "accumulators to write");
+    // Five arrays per variable (codegen/cuda_time_tile.hpp); a whole step's extras are null.
+    std::vector<const double*> in(call.state);
+    for (const auto* list : {&call.stage_input, &call.accumulator})
+      if (list->empty())
+        in.insert(in.end(), V, nullptr);
+      else
+        in.insert(in.end(), list->begin(), list->end());
+    std::vector<double*> out(call.next);
+    if (call.next_accumulator.empty())
+      out.insert(out.end(), V, nullptr);
+    else
+      out.insert(out.end(), call.next_accumulator.begin(), call.next_accumulator.end());
     codegen::CudaGeometry geometry = geometry_of(args);
     codegen::TimeTileTableau tableau = codegen::time_tile_tableau(call.a, call.b);
     std::vector<double> parameters;
     for (int p : parameters_) parameters.push_back(args.parameters.at(std::size_t(p)));
     std::vector<void*> params;
-    for (const double*& p : state) params.push_back(&p);
-    for (double*& p : next) params.push_back(&p);
+    for (const double*& p : in) params.push_back(&p);
+    for (double*& p : out) params.push_back(&p);
     params.push_back(&geometry);
     params.push_back(&tableau);
     for (double& p : parameters) params.push_back(&p);
@@ -435,8 +452,12 @@ public:
   std::unique_ptr<CompiledTimeTile> compile_time_tile(const calc::Program& program, int calculation,
                                                       const calc::TimeTilePlan& plan) override {
     const calc::Calculation& calc = program.calculations.at(std::size_t(calculation));
-    const std::string name = fmt::format("saguaro_{}_time_tile_{}x{}x{}", support::lower(calc.name),
-                                         plan.tile.tx, plan.tile.ty, plan.tile.nz);
+    const std::string part = plan.stages == (plan.total > 0 ? plan.total : plan.stages)
+                                 ? std::string()
+                                 : fmt::format("_stages_{}_{}", plan.first, plan.last());
+    const std::string name =
+        fmt::format("saguaro_{}_time_tile_{}x{}x{}{}", support::lower(calc.name), plan.tile.tx,
+                    plan.tile.ty, plan.tile.nz, part);
     const codegen::TimeTileKernel k = codegen::generate_time_tile_cuda(calc, plan, name);
     const CompileOptions options = compile_options();
     const CompiledModule compiled = cuda::compile(k.source, info_.arch(), options);
@@ -446,7 +467,7 @@ public:
     codegen::CudaKernel kernel;
     kernel.name = k.name;
     kernel.calculation = calculation;
-    kernel.kernel = -1;
+    kernel.kernel = -plan.first; // a time-tiled kernel: -(its first stage), see kernel.hpp
     kernel.block.tx = k.threads;
     kernel.block.tf = 1;
     kernel.parameters = k.parameters;
