@@ -54,8 +54,7 @@ TEST(TimeTileChoice, TheFourthOrderWaveTakesTwoPartsOfTwoStages) {
   EXPECT_NE(choice.reason.find(" then "), std::string::npos) << choice.reason;
 
   // Where the plain step is cheaper, it stays.
-  const mapper::TimeTileChoice not_faster =
-      mapper::choose_time_tile(*wave.rhs, wave.request(0.5));
+  const mapper::TimeTileChoice not_faster = mapper::choose_time_tile(*wave.rhs, wave.request(0.5));
   EXPECT_FALSE(not_faster.use);
   EXPECT_TRUE(not_faster.parts.empty());
   EXPECT_NE(not_faster.reason.find("not faster than the plain step 0.500 ms"), std::string::npos)
