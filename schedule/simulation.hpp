@@ -129,6 +129,7 @@ private:
   // decision, mapper/time_tile.hpp), and then the step plan's variant and its compiled kernel.
   void plan_time_tile();
   std::string time_tile_obstacle(int& tiled) const;
+  std::optional<model::Device> pricing_device() const;
   double plain_step_seconds(const model::Device& device) const;
   void run_time_tile(const schedule::StepOp& op);
   // The evolved variables' ghost exchange in two halves, placed by the plan.

@@ -231,13 +231,45 @@ void Simulation::verify_mappings() {
     }
     return seconds;
   };
+  // Each candidate re-priced by the model with ptxas's report of its kernels, in the form it
+  // is timed in (rank 0's: it writes the line).
+  const std::vector<std::vector<calc::Mapping>> sets = candidate_sets();
+  const std::optional<model::Device> device = pricing_device();
+  auto price = [&](std::size_t plain, const std::vector<calc::Mapping>& list) {
+    const int form = timed_form(plain);
+    const std::size_t i = form >= 0 ? std::size_t(form) : plain;
+    std::vector<double> out(list.size(), std::nan(""));
+    if (!device) return out;
+    mapper::MapperOptions options;
+    const grid::Patch& patch = decomposition_->patch();
+    for (int a = 0; a < 3; ++a)
+      options.grid[std::size_t(a)] = patch.owned.hi[a] - patch.owned.lo[a];
+    for (std::size_t j = 0; j < list.size(); ++j) {
+      const runtime::CompiledCalculation* k = j == 0 ? kernels_[i].get() : compiled[j - 1][i].get();
+      if (k == nullptr) continue;
+      std::vector<model::CompiledResources> resources;
+      for (const runtime::KernelResources& r : k->kernel_resources())
+        resources.push_back({r.registers, r.spill_bytes, double(r.shared_bytes)});
+      if (resources.empty()) continue;
+      try {
+        out[j] = mapper::price_mapping(program.calculations[i],
+                                       j == 0 ? plan_.mappings()[i] : sets[j - 1][i], *device,
+                                       options, resources)
+                     .seconds;
+      } catch (const std::exception&) { // the model cannot read it: no price
+      }
+    }
+    return out;
+  };
   const auto time_start = std::chrono::steady_clock::now();
   const std::vector<calc::Mapping> before = plan_.mappings();
-  const std::vector<std::string> lines =
-      mapper::verify_candidates(program, time, plan_, [&](std::size_t plain) {
+  const std::vector<std::string> lines = mapper::verify_candidates(
+      program, time, plan_,
+      [&](std::size_t plain) {
         const int form = timed_form(plain);
         return form >= 0 ? program.calculations[std::size_t(form)].name : std::string();
-      });
+      },
+      price);
   candidate_kernels_.clear();
   startup_.finish_timing =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - time_start).count();

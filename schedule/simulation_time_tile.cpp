@@ -100,6 +100,17 @@ double Simulation::plain_step_seconds(const model::Device& device) const {
   return total;
 }
 
+// The GPU description the host prices with: the run's (Saguaro::device_description, or the
+// prediction log's), else configs/devices/ by the GPU's name; none where there is none.
+std::optional<model::Device> Simulation::pricing_device() const {
+  if (device_ && device_->kind == "gpu") return device_;
+  if (setup_.device && setup_.device->kind == "gpu") return setup_.device;
+  if (const std::string path = model::find_device_description(backend_->description().device);
+      !path.empty())
+    return model::load_device(path);
+  return std::nullopt;
+}
+
 void Simulation::plan_time_tile() {
   const param::Registry& reg = setup_.registry;
   const calc::Program& program = setup_.program;
@@ -125,17 +136,7 @@ void Simulation::plan_time_tile() {
   request.max_parts = schedule::time_tile_accumulator(step_->plan().integrator) >= 0 ? 2 : 1;
   const grid::Patch& patch = decomposition_->patch();
   for (int a = 0; a < 3; ++a) request.grid[std::size_t(a)] = patch.spec.points[a];
-  // The description to price with: the run's (Saguaro::device_description, or the prediction
-  // log's), else configs/devices/ by the GPU's name.
-  if (device_ && device_->kind == "gpu") {
-    request.device = device_;
-  } else if (setup_.device && setup_.device->kind == "gpu") {
-    request.device = setup_.device;
-  } else if (const std::string path =
-                 model::find_device_description(backend_->description().device);
-             !path.empty()) {
-    request.device = model::load_device(path);
-  }
+  request.device = pricing_device();
   if (request.device) request.plain_seconds = plain_step_seconds(*request.device);
   // The tiles the mapper re-prices are compiled here; those it chooses are kept for the run.
   using Key = std::tuple<int, int, int, int, int>; // first stage, stages, tile

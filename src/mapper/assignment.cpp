@@ -31,8 +31,8 @@ std::vector<Buffering> buffering_moves(const model::KernelProfile::Input& input,
 }
 
 double launch_seconds(const model::KernelProfile& kernel, const PricingContext& context,
-                      model::Prediction* prediction) {
-  model::Prediction p = model::predict(kernel, *context.device);
+                      model::Prediction* prediction, const model::CompiledResources& compiled) {
+  model::Prediction p = model::predict(kernel, *context.device, compiled);
   const double s = p.valid ? p.seconds(context.geometry, context.combination)
                            : std::numeric_limits<double>::infinity();
   if (prediction) *prediction = std::move(p);

@@ -77,9 +77,10 @@ Assignment assign_buffering(const model::KernelProfile& kernel, const PricingCon
 // The number of assignments the exhaustive search prices for `kernel`.
 double exhaustive_size(const model::KernelProfile& kernel, StrategySet allowed = kAllStrategies);
 
-// The seconds of one launch of `kernel` with its strategies as given (one model call);
-// +inf when the model finds the mapping invalid.
+// The seconds of one launch of `kernel` with its strategies as given (one model call), with
+// ptxas's resources where `compiled` has them; +inf when the model finds the mapping invalid.
 double launch_seconds(const model::KernelProfile& kernel, const PricingContext& context,
-                      model::Prediction* prediction = nullptr);
+                      model::Prediction* prediction = nullptr,
+                      const model::CompiledResources& compiled = {});
 
 } // namespace saguaro::mapper

@@ -68,7 +68,8 @@ void add_traces(PricedMapping& m, const model::Device& device, const MapperOptio
 } // namespace
 
 PricedMapping price_mapping(const calc::Calculation& calc, const calc::Mapping& mapping,
-                            const model::Device& device, const MapperOptions& options) {
+                            const model::Device& device, const MapperOptions& options,
+                            const std::vector<model::CompiledResources>& compiled) {
   const std::vector<model::KernelProfile> profiles = model::profile_mapping(calc, mapping);
   PricedMapping out;
   out.mapping = mapping;
@@ -80,7 +81,10 @@ PricedMapping price_mapping(const calc::Calculation& calc, const calc::Mapping& 
         &device,
         model::launch_geometry(profile.block, kernel_extent(profile, options.grid), device),
         options.combination};
-    k.seconds = launch_seconds(profile, context, &k.prediction);
+    const std::size_t index = out.kernels.size();
+    k.seconds =
+        launch_seconds(profile, context, &k.prediction,
+                       index < compiled.size() ? compiled[index] : model::CompiledResources{});
     out.seconds += k.seconds;
     out.kernels.push_back(std::move(k));
   }

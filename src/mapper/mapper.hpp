@@ -143,10 +143,13 @@ struct MapResult {
 MapResult map_calculation(const calc::Calculation& calc, const model::Device& device,
                           const MapperOptions& options = {});
 
-// Prices a given mapping (Method::Fixed, and the default mapping) with the same model.
-// Throws calc::MappingError when it does not fit its calculation.
+// Prices a given mapping (Method::Fixed, and the default mapping) with the same model; with
+// `compiled` (per kernel, the mapping's order) what the compiler made of each kernel in place
+// of the register estimate (an entry with registers -1 keeps the estimate). Throws
+// calc::MappingError when it does not fit its calculation.
 PricedMapping price_mapping(const calc::Calculation& calc, const calc::Mapping& mapping,
-                            const model::Device& device, const MapperOptions& options = {});
+                            const model::Device& device, const MapperOptions& options = {},
+                            const std::vector<model::CompiledResources>& compiled = {});
 
 // Launching a calculation around a ghost exchange: either the whole region once the exchange
 // has finished, or its interior while the messages are in flight and then the boundary shell

@@ -9,8 +9,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <future>
+#include <limits>
 #include <stdexcept>
 #include <tuple>
 
@@ -382,14 +384,29 @@ std::vector<calc::Mapping> finish_candidates(const calc::Calculation& calc, cons
 
 // Saguaro::mapper_verify: the fastest candidate of each calculation is kept; every candidate's
 // timing stays in the plan (and the CUDA backend's in the prediction log).
-std::vector<std::string>
-verify_candidates(const calc::Program& program, const TimeCandidates& time, RunPlan& plan,
-                  const std::function<std::string(std::size_t)>& timed_as) {
+std::vector<std::string> verify_candidates(const calc::Program& program, const TimeCandidates& time,
+                                           RunPlan& plan,
+                                           const std::function<std::string(std::size_t)>& timed_as,
+                                           const PriceCandidates& price) {
   std::vector<std::string> lines;
   for (std::size_t i = 0; i < plan.calculations.size(); ++i) {
     CalculationPlan& p = plan.calculations[i];
     const std::vector<calc::Mapping>& list = p.candidates;
     if (list.size() < 2) continue;
+    // Priced before timing: the timing releases the candidates' kernels.
+    p.candidate_priced.clear();
+    if (price) {
+      p.candidate_priced = price(i, list);
+      if (p.candidate_priced.size() != list.size())
+        throw std::logic_error("verify_candidates: one price per candidate expected");
+      double lowest = std::numeric_limits<double>::infinity();
+      for (std::size_t j = 0; j < list.size(); ++j)
+        if (p.candidate_priced[j] < lowest) { // NaN never is
+          lowest = p.candidate_priced[j];
+          p.priced_pick = j;
+        }
+      if (std::isinf(lowest)) p.candidate_priced.clear(); // nothing the compiler reported
+    }
     p.candidate_seconds = time(i, list);
     const std::vector<double>& seconds = p.candidate_seconds;
     if (seconds.size() != list.size())
@@ -415,6 +432,7 @@ verify_candidates(const calc::Program& program, const TimeCandidates& time, RunP
     const std::string form = timed_as ? timed_as(i) : std::string();
     std::string line = form.empty() ? fmt::format("mapper_verify: {}:", c.name)
                                     : fmt::format("mapper_verify: {}, timed as {}:", c.name, form);
+    std::vector<std::string> labels;
     for (std::size_t j = 0; j < list.size(); ++j) {
       std::string label = j == 0                       ? " model's pick"
                           : list[j] == one_per_point   ? " one thread per point"
@@ -423,8 +441,19 @@ verify_candidates(const calc::Program& program, const TimeCandidates& time, RunP
       if (const int blocks = capped(list[j]); j > 0 && blocks > 0)
         label = fmt::format(" one thread per point, {}/SM", blocks);
       line += fmt::format("{} {:.3f} ms{}", j ? "," : "", seconds[j] * 1e3, label);
+      labels.push_back(label);
     }
     line += fmt::format("; kept {}", calc::to_string(c, list[best]));
+    if (!p.candidate_priced.empty()) {
+      const std::size_t q = p.priced_pick;
+      const std::string which = q == 0              ? std::string("its own pick")
+                                : labels[q].empty() ? fmt::format("candidate {}", q)
+                                                    : "the" + labels[q];
+      line += fmt::format("; with ptxas's registers the model picks {} (predicted {:.3f} ms, "
+                          "measured {:.3f} ms: {:.2f} of the fastest)",
+                          which, p.candidate_priced[q] * 1e3, seconds[q] * 1e3,
+                          seconds[best] / seconds[q]);
+    }
     p.kept = best;
     p.mapping = list[best];
     if (plan.verdicts) try {

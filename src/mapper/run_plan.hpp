@@ -38,6 +38,12 @@ using Broadcast = std::function<void(std::string& bytes)>;
 using TimeCandidates = std::function<std::vector<double>(
     std::size_t calculation, const std::vector<calc::Mapping>& candidates)>;
 
+// The model's seconds of each candidate of calculation `calculation` with what the compiler made
+// of its kernels (ptxas's registers, spills and shared memory in place of the estimate), NaN
+// where it knows nothing (the host: the compiled candidates' resources, the mapper's model).
+using PriceCandidates = std::function<std::vector<double>(
+    std::size_t calculation, const std::vector<calc::Mapping>& candidates)>;
+
 struct CalculationPlan {
   std::string name;
   calc::Mapping mapping; // what the backend compiles (the kept candidate once verified)
@@ -46,6 +52,10 @@ struct CalculationPlan {
   std::vector<calc::Mapping> candidates;
   std::vector<double> candidate_seconds;
   std::size_t kept = 0;
+  // The candidates re-priced with the compiler's resources before they are timed (empty: not
+  // priced), and the one the model so picks: the model's pick with ptxas's registers.
+  std::vector<double> candidate_priced;
+  std::size_t priced_pick = 0;
   // A right-hand side split around the ghost exchange: its interior overlaps the messages, its
   // boundary shell follows them. `regions` is set for every splittable calculation.
   bool split = false;
@@ -150,9 +160,13 @@ std::vector<calc::Mapping> finish_candidates(const calc::Calculation& calc, cons
 // plan's mappings change where a candidate other than the mapper's choice was kept. `timed_as`
 // names the form a calculation's candidates were timed in where it is another (a right-hand
 // side timed in a folded form, Simulation::timed_form), "" where it is the calculation itself;
-// the line says so, since its times are not the plain form's.
+// the line says so, since its times are not the plain form's. `price`, where given, re-prices
+// every candidate with the compiler's resources before the timing (the registers and spills
+// the estimate misses: BSSN's kernels of 7 KB of spills); the line names the candidate the model
+// then picks and how its measured time compares with the fastest.
 std::vector<std::string>
 verify_candidates(const calc::Program& program, const TimeCandidates& time, RunPlan& plan,
-                  const std::function<std::string(std::size_t)>& timed_as = {});
+                  const std::function<std::string(std::size_t)>& timed_as = {},
+                  const PriceCandidates& price = {});
 
 } // namespace saguaro::mapper

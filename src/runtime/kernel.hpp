@@ -50,9 +50,20 @@ struct KernelArgs {
   }
 };
 
+// What the compiler made of one kernel (ptxas's report), for the model's re-pricing
+// (model::CompiledResources).
+struct KernelResources {
+  int registers = -1;           // per thread; -1: unknown
+  int spill_bytes = 0;          // spill stores + loads, per thread
+  std::size_t shared_bytes = 0; // per block, static + dynamic
+};
+
 class CompiledCalculation {
 public:
   virtual ~CompiledCalculation() = default;
+  // Per kernel of its mapping, in the mapping's order, what the compiler made of it; empty
+  // where the backend does not know (the CPU's, the interpreter).
+  virtual std::vector<KernelResources> kernel_resources() const { return {}; }
   // Runs every stage. The caller guarantees that the region grown by each stage's extent
   // and its stencil lies inside the allocated arrays (see required_margin()).
   virtual void run(const KernelArgs& args) const = 0;

@@ -53,6 +53,31 @@ TEST(Mapper, ExamplesOnEveryDevice) {
     }
 }
 
+// Priced with what the compiler made of its kernels: ptxas's registers replace the estimate,
+// and spills it reports cost L2 traffic the estimate did not see.
+TEST(Mapper, PriceWithTheCompilersResources) {
+  const calc::Program program = test::lower_file("par/maxwell.edl", 4);
+  const calc::Calculation& rhs = program.calculations[1];
+  MapperOptions o;
+  o.grid = {256, 256, 256};
+  const calc::Mapping m = calc::one_thread_per_point(rhs);
+  const PricedMapping estimated = price_mapping(rhs, m, device("h100"), o);
+  model::CompiledResources fits;
+  fits.registers = 64;
+  const PricedMapping compiled = price_mapping(rhs, m, device("h100"), o, {fits});
+  EXPECT_TRUE(compiled.kernels.at(0).prediction.registers_from_ptxas);
+  EXPECT_EQ(compiled.kernels.at(0).prediction.registers_per_thread, 64);
+  EXPECT_FALSE(estimated.kernels.at(0).prediction.registers_from_ptxas);
+  model::CompiledResources spills = fits;
+  spills.registers = 255;
+  spills.spill_bytes = 7000;
+  const PricedMapping spilled = price_mapping(rhs, m, device("h100"), o, {spills});
+  EXPECT_GT(spilled.seconds, 2 * compiled.seconds);
+  // An entry without registers keeps the estimate.
+  EXPECT_DOUBLE_EQ(price_mapping(rhs, m, device("h100"), o, {model::CompiledResources{}}).seconds,
+                   estimated.seconds);
+}
+
 TEST(Mapper, RandomCalculationsWithSeveralOutputs) {
   std::mt19937 rng(3);
   for (int trial = 0; trial < 20; ++trial) {

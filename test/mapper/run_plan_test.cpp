@@ -206,6 +206,38 @@ TEST(RunPlan, VerificationKeepsTheFastestCandidate) {
                                              "(stages 2, 3): 2.000 ms model's pick, 1.000 ms"));
   EXPECT_THAT(to_string(wave(), plan), HasSubstr("candidate 1: "));
   EXPECT_THAT(to_string(wave(), plan), HasSubstr("1.000 ms (kept)"));
+
+  // Re-priced with the compiler's resources before the timing: the line says which candidate
+  // the model then picks and how it measured; priced before the timing (which releases the
+  // candidates' kernels), not after.
+  RunPlan priced = plan;
+  priced.calculations[1].mapping = priced.calculations[1].candidates[0];
+  bool timed_yet = false;
+  TimeCandidates timing = [&](std::size_t i, const std::vector<calc::Mapping>& list) {
+    timed_yet = true;
+    return timer(i, list);
+  };
+  const std::vector<std::string> with_ptxas = verify_candidates(
+      wave(), timing, priced, {}, [&](std::size_t, const std::vector<calc::Mapping>& list) {
+        EXPECT_FALSE(timed_yet);
+        std::vector<double> out(list.size(), 5e-3);
+        out[1] = 1.5e-3;
+        return out;
+      });
+  ASSERT_EQ(with_ptxas.size(), 1u);
+  EXPECT_THAT(with_ptxas[0], HasSubstr("; with ptxas's registers the model picks candidate 1 "
+                                       "(predicted 1.500 ms, measured 1.000 ms: 1.00 of the "
+                                       "fastest)"));
+  EXPECT_EQ(priced.calculations[1].priced_pick, 1u);
+  // Nothing the compiler reported (NaN everywhere): no such words.
+  RunPlan unknown = plan;
+  unknown.calculations[1].mapping = unknown.calculations[1].candidates[0];
+  const std::vector<std::string> no_price = verify_candidates(
+      wave(), timer, unknown, {}, [](std::size_t, const std::vector<calc::Mapping>& list) {
+        return std::vector<double>(list.size(), std::nan(""));
+      });
+  EXPECT_THAT(no_price[0], testing::Not(HasSubstr("ptxas")));
+  EXPECT_TRUE(unknown.calculations[1].candidate_priced.empty());
 }
 
 // wave() with wave_rhs's pirhs folded into a stage combination (as schedule::fold_step does).

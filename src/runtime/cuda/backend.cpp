@@ -165,6 +165,8 @@ public:
     }
   }
 
+  // Generated kernel k's resources as ptxas reported them (no launch waited for).
+  const KernelTiming& kernel_info(std::size_t k) const { return timings_.at(k); }
   // Every timing, waiting for launches still running.
   std::vector<KernelTiming> timings() {
     Driver& d = Driver::get();
@@ -234,6 +236,21 @@ public:
       }
       temporary_slots_.push_back(std::move(slots));
     }
+  }
+
+  std::vector<KernelResources> kernel_resources() const override {
+    const codegen::CudaModule& g = module_->generated();
+    std::vector<std::pair<int, KernelResources>> found; // (the mapping's kernel, resources)
+    for (std::size_t k : kernels_) {
+      const KernelTiming& t = module_->kernel_info(k);
+      found.push_back(
+          {g.kernels[k].kernel, {t.registers, t.spill_stores + t.spill_loads, t.shared_bytes}});
+    }
+    std::sort(found.begin(), found.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<KernelResources> out;
+    for (const auto& [kernel, r] : found) out.push_back(r);
+    return out;
   }
 
   ~CudaCalculation() override {
