@@ -39,7 +39,11 @@ int span(const File& file, const YAML::Node& node) {
   if (!node.IsScalar() || m.is_null() || m.line < 0) return 1;
   const std::string_view line = file->line(m.line + 1);
   const std::string& s = node.Scalar();
-  if (s.empty() || line.substr(static_cast<std::size_t>(m.column), s.size()) != s) return 1;
+  // yaml-cpp's columns need not be our line's (it counts lines its own way: control bytes,
+  // CR): a mark past the line's end underlines one character.
+  if (s.empty() || m.column < 0 || static_cast<std::size_t>(m.column) > line.size() ||
+      line.substr(static_cast<std::size_t>(m.column), s.size()) != s)
+    return 1;
   return static_cast<int>(s.size());
 }
 

@@ -395,6 +395,21 @@ TEST(MappingFile, YamlSyntaxError) {
                "not valid YAML: illegal map value");
 }
 
+// Control bytes make yaml-cpp count lines and columns unlike the file's lines: a mark past the
+// end of the line it names is an error at that line, not a crash (fuzz_mapping_file's finding,
+// test/fuzz/regressions/mapping_file/crash-45639e8c...).
+TEST(MappingFile, AMarkPastItsLineIsStillAnError) {
+  std::ifstream in(std::string(SAGUARO_SOURCE_DIR) +
+                       "/test/fuzz/regressions/mapping_file/"
+                       "crash-45639e8cecaa157675bfae798d03e2ffd184d763",
+                   std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  ASSERT_FALSE(bytes.str().empty());
+  const calc::Program program = test::lower_file("par/advect.edl", 4);
+  EXPECT_THROW(parse_mapping_file(bytes.str(), "fuzz.yaml", program), MappingFileError);
+}
+
 TEST(MappingFile, OtherMistakes) {
   expect_error(replace(kWave, "grid:", "gird:"), "gird",
                "unknown key 'gird' at the top level; did you mean 'grid'?");
