@@ -130,6 +130,7 @@ private:
   void plan_time_tile();
   std::string time_tile_obstacle(int& tiled) const;
   std::optional<model::Device> pricing_device() const;
+  mapper::MapperOptions patch_mapper_options() const;
   double plain_step_seconds(const model::Device& device) const;
   void run_time_tile(const schedule::StepOp& op);
   // The evolved variables' ghost exchange in two halves, placed by the plan.

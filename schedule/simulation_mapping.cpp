@@ -240,16 +240,13 @@ void Simulation::verify_mappings() {
     const std::size_t i = form >= 0 ? std::size_t(form) : plain;
     std::vector<double> out(list.size(), std::nan(""));
     if (!device) return out;
-    mapper::MapperOptions options;
-    const grid::Patch& patch = decomposition_->patch();
-    for (int a = 0; a < 3; ++a)
-      options.grid[std::size_t(a)] = patch.owned.hi[a] - patch.owned.lo[a];
+    const mapper::MapperOptions options = patch_mapper_options();
     for (std::size_t j = 0; j < list.size(); ++j) {
       const runtime::CompiledCalculation* k = j == 0 ? kernels_[i].get() : compiled[j - 1][i].get();
       if (k == nullptr) continue;
       std::vector<model::CompiledResources> resources;
       for (const runtime::KernelResources& r : k->kernel_resources())
-        resources.push_back({r.registers, r.spill_bytes, double(r.shared_bytes)});
+        resources.push_back(compiled_resources(r));
       if (resources.empty()) continue;
       try {
         out[j] = mapper::price_mapping(program.calculations[i],

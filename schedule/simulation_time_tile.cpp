@@ -72,8 +72,7 @@ std::string Simulation::time_tile_obstacle(int& tiled) const {
 double Simulation::plain_step_seconds(const model::Device& device) const {
   const calc::Program& program = setup_.program;
   const grid::Patch& patch = decomposition_->patch();
-  mapper::MapperOptions options;
-  for (int a = 0; a < 3; ++a) options.grid[std::size_t(a)] = patch.owned.hi[a] - patch.owned.lo[a];
+  const mapper::MapperOptions options = patch_mapper_options();
   std::map<std::size_t, double> price;
   auto seconds_of = [&](const CalcBinding* b) {
     const std::size_t c = calculation_of(b);
@@ -98,6 +97,14 @@ double Simulation::plain_step_seconds(const model::Device& device) const {
     if (b != nullptr) total += seconds_of(b);
   }
   return total;
+}
+
+// The mapper's options for pricing a mapping over this rank's patch (its owned points).
+mapper::MapperOptions Simulation::patch_mapper_options() const {
+  const grid::Patch& patch = decomposition_->patch();
+  mapper::MapperOptions options;
+  for (int a = 0; a < 3; ++a) options.grid[std::size_t(a)] = patch.owned.hi[a] - patch.owned.lo[a];
+  return options;
 }
 
 // The GPU description the host prices with: the run's (Saguaro::device_description, or the
@@ -147,11 +154,7 @@ void Simulation::plan_time_tile() {
   request.resources = [&](const calc::TimeTilePlan& plan) {
     std::unique_ptr<runtime::CompiledTimeTile>& k = compiled[key(plan)];
     if (!k) k = backend_->compile_time_tile(program, int(calc), plan);
-    model::CompiledResources r;
-    r.registers = k->registers();
-    r.spill_bytes = k->spill_bytes();
-    r.shared_bytes = double(k->shared_bytes());
-    return r;
+    return compiled_resources(k->resources());
   };
   time_tile_choice_ = mapper::choose_time_tile(*binding->calc, request);
   if (!time_tile_choice_.use) {

@@ -206,8 +206,12 @@ StepPlan build_time_tiled_step_plan(const Integrator& integrator,
   const int stages = int(integrator.stages.size());
   std::vector<int> counts = parts.empty() ? std::vector<int>{stages} : parts;
   int sum = 0;
-  for (int c : counts) sum += c > 0 ? c : stages + 1;
-  if (sum != stages)
+  bool positive = true;
+  for (int c : counts) {
+    sum += c;
+    positive = positive && c > 0;
+  }
+  if (!positive || sum != stages)
     throw std::invalid_argument(
         fmt::format("step plan: time-tiled parts of {} stages do not make {}'s {}",
                     fmt::join(counts, "+"), integrator.name, stages));
@@ -280,8 +284,9 @@ std::string StepPlan::describe(const StepOp& op) const {
   case StepOp::Kind::exchange_begin: return "exchange begins (" + name + ")";
   case StepOp::Kind::exchange_finish: return "exchange finishes (" + name + ")";
   case StepOp::Kind::boundary_state: return name;
-  case StepOp::Kind::time_tiled:
-    if (op.first_stage == 1 && op.stage == int(integrator.stages.size()))
+  case StepOp::Kind::time_tiled: {
+    const bool ends = op.stage == int(integrator.stages.size());
+    if (op.first_stage == 1 && ends)
       return fmt::format("{}, every stage time-tiled, new state to {}", name,
                          integrator.register_name(op.registers[0]));
     return fmt::format(
@@ -289,12 +294,11 @@ std::string StepPlan::describe(const StepOp& op) const {
         op.reads[0] >= 0 ? fmt::format(" from {} and {}", integrator.register_name(op.reads[0]),
                                        integrator.register_name(op.reads[1]))
                          : std::string(),
-        op.stage == int(integrator.stages.size()) ? "new state"
-                                                  : fmt::format("stage {}'s state", op.stage + 1),
+        ends ? "new state" : fmt::format("stage {}'s state", op.stage + 1),
         integrator.register_name(op.registers[0]),
-        op.stage == int(integrator.stages.size())
-            ? std::string()
-            : fmt::format(", accumulator to {}", integrator.register_name(op.registers[1])));
+        ends ? std::string()
+             : fmt::format(", accumulator to {}", integrator.register_name(op.registers[1])));
+  }
   }
   return "?";
 }

@@ -42,7 +42,7 @@ double TimeTilePlan::useful_fraction() const {
 }
 
 std::string TimeTilePlan::text() const {
-  const int of = total > 0 ? total : stages;
+  const int of = step_stages();
   const std::string which =
       stages == of ? std::to_string(stages)
                    : fmt::format("{}{} of {}", first,

@@ -51,8 +51,10 @@ struct TimeTilePlan {
   TimeTile tile;
 
   int last() const { return first + stages - 1; }
+  // The step's stages (those of every part).
+  int step_stages() const { return total > 0 ? total : stages; }
   // Whether this part ends the step (writes the new state; else Y_{last+1} and the accumulator).
-  bool ends_step() const { return last() >= (total > 0 ? total : stages); }
+  bool ends_step() const { return last() >= step_stages(); }
   // How far stage 1's columns reach beyond the tile along x and y: stages x radius.
   int halo(int axis) const { return stages * radius[std::size_t(axis)]; }
   int block_x() const { return tile.tx + 2 * halo(0); }

@@ -183,7 +183,7 @@ void TimeTilePrinter::print_columns(std::ostringstream& o) const {
 
 TimeTileKernel TimeTilePrinter::print(const std::string& name) {
   const int S = plan_.stages, rz = plan_.radius[2], V = int(plan_.state.size());
-  const int total = plan_.total > 0 ? plan_.total : S;
+  const int total = plan_.step_stages();
   if (total > kMaxTimeTileStages)
     throw std::invalid_argument(
         fmt::format("a time-tiled step of {} stages (at most {})", total, kMaxTimeTileStages));

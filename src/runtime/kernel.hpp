@@ -95,9 +95,7 @@ public:
   // The new state on the owned points [args.lo, args.hi); ghosts are the post-step's.
   virtual void run(const KernelArgs& args, const TimeTileCall& call) const = 0;
   // What the compiler made of it (registers -1: unknown), for the model's re-pricing.
-  virtual int registers() const { return -1; }
-  virtual int spill_bytes() const { return 0; }
-  virtual std::size_t shared_bytes() const { return 0; }
+  virtual KernelResources resources() const { return {}; }
 };
 
 using calc::Margin; // calc::required_margin: what the ghost width must cover

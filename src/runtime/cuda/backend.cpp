@@ -424,10 +424,9 @@ public:
     for (int a = 0; a < 3; ++a) points *= double(args.hi[a] - args.lo[a]);
     module_->launch(0, codegen::time_tile_grid(plan_, args.lo, args.hi), params.data(), points, "");
   }
-  int registers() const override { return report_.registers; }
-  int spill_bytes() const override { return report_.spill_stores + report_.spill_loads; }
-  std::size_t shared_bytes() const override {
-    return plan_.shared_bytes() + std::size_t(std::max(0, report_.shared_bytes));
+  KernelResources resources() const override {
+    return {report_.registers, report_.spill_stores + report_.spill_loads,
+            plan_.shared_bytes() + std::size_t(std::max(0, report_.shared_bytes))};
   }
 
 private:
@@ -469,7 +468,7 @@ public:
   std::unique_ptr<CompiledTimeTile> compile_time_tile(const calc::Program& program, int calculation,
                                                       const calc::TimeTilePlan& plan) override {
     const calc::Calculation& calc = program.calculations.at(std::size_t(calculation));
-    const std::string part = plan.stages == (plan.total > 0 ? plan.total : plan.stages)
+    const std::string part = plan.stages == plan.step_stages()
                                  ? std::string()
                                  : fmt::format("_stages_{}_{}", plan.first, plan.last());
     const std::string name =
