@@ -30,9 +30,13 @@
 //
 //   bench_mapper [--n 256] [--device FILE.yaml|auto] [--json FILE] [--cache DIR] [--samples 50]
 //                [--seed 1] [--repeats 15] [--final-repeats 30] [--warmup 3] [--jobs N]
-//                [--benchmarks wave2,wave8,maxwell,microbench,bssn]  (bssn only when named)
+//                [--benchmarks wave2,wave8,maxwell,microbench,bssn,bssn8]  (bssn, bssn8 only
+//                when named; bssn8 is B5 at finite-difference order 8)
 //   bench_mapper --plan-only --device FILE.yaml ...     (no GPU: search and candidates only)
 //   bench_mapper --compile-only --device FILE.yaml ...  (no GPU: also NVRTC for its arch)
+//   bench_mapper --replay RUN.json [--replay-tsv OUT.tsv] --device FILE.yaml ...
+//                (no GPU: the recorded run's candidates priced by this build's model with their
+//                recorded ptxas resources, a row per kernel beside its measured time)
 //
 // This file runs the benchmarks: the options, the mapper's search, and run_benchmark, which calls
 // the steps of candidates.cpp (the candidates), compile_and_time.cpp (compiling and timing them)
@@ -172,6 +176,17 @@ nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt,
   Candidate* model_c = cands.find_role("model");
   Candidate* default_c = cands.find_role("default");
 
+  if (!opt.replay_path.empty()) {
+    std::ifstream in(opt.replay_path);
+    const nlohmann::json recorded = nlohmann::json::parse(in);
+    std::FILE* tsv = opt.replay_tsv.empty() ? stdout : std::fopen(opt.replay_tsv.c_str(), "a");
+    if (tsv == nullptr) throw std::runtime_error("cannot write " + opt.replay_tsv);
+    if (std::ftell(tsv) == 0) std::fputs(replay_header(), tsv);
+    replay(cands, recorded, b.name, device, n, tsv);
+    if (tsv != stdout) std::fclose(tsv);
+    return out;
+  }
+
   // --- compile and time (compile_and_time.cpp) -------------------------------------------
   const Timing timing = compile_and_time(cands, model_c, default_c, b, program, calc, opt, device,
                                          gpu, backend_options, threads, out);
@@ -187,7 +202,9 @@ int usage() {
          "                    [--samples 50] [--seed 1] [--repeats 15] [--final-repeats 30]\n"
          "                    [--warmup 3] [--jobs N] [--benchmarks "
          "wave2,wave8,maxwell,microbench]\n"
-         "                    [--plan-only | --compile-only]   (these two need no GPU)\n";
+         "                    [--plan-only | --compile-only]   (these two need no GPU)\n"
+         "                    [--replay RUN.json [--replay-tsv OUT.tsv]]  (no GPU: the model's\n"
+         "                    terms per kernel against a recorded run's measured times)\n";
   return 2;
 }
 
@@ -236,7 +253,12 @@ int main(int argc, char** argv) {
           } else
             item += ch;
         }
-      } else if (a == "--plan-only")
+      } else if (a == "--replay") {
+        opt.replay_path = value();
+        opt.plan_only = true;
+      } else if (a == "--replay-tsv")
+        opt.replay_tsv = value();
+      else if (a == "--plan-only")
         opt.plan_only = true;
       else if (a == "--compile-only")
         opt.compile_only = true;
@@ -260,9 +282,18 @@ int main(int argc, char** argv) {
         std::none_of(kBenchmarks.begin(), kBenchmarks.end(),
                      [&](const bench::Benchmark& k) { return k.name == b.name; }))
       benchmarks.push_back(b);
+  // bssn8: B5 at finite-difference order 8 (the BSSN issue records both orders).
+  if (std::find(opt.benchmarks.begin(), opt.benchmarks.end(), "bssn8") != opt.benchmarks.end())
+    for (const bench::Benchmark& b : bench::suite_benchmarks())
+      if (b.name == "bssn") {
+        bench::Benchmark b8 = b;
+        b8.name = "bssn8";
+        b8.fd_order = 8;
+        benchmarks.push_back(b8);
+      }
   if (benchmarks.empty()) {
     std::cerr << "bench_mapper: no benchmark matches --benchmarks (wave2, wave8, maxwell, "
-                 "microbench, bssn)\n";
+                 "microbench, bssn, bssn8)\n";
     return 2;
   }
 

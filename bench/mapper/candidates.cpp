@@ -7,6 +7,7 @@
 #include "calc/lower.hpp"
 #include "calc/mapping.hpp"
 #include "mapper/block_search.hpp"
+#include "mapper/fission.hpp"
 #include "mapper/mapper.hpp"
 #include "model/model.hpp"
 
@@ -203,6 +204,23 @@ Sampling add_candidates(Candidates& cands, const calc::Calculation& calc,
       cands.add(one_kernel_per_store(calc, device, mo.grid), "one kernel per output", true);
     } catch (const std::exception& e) {
       std::printf("  one kernel per output: %s\n", e.what());
+    }
+  }
+  // The register-fit fissions (mapper/fission.hpp) over a wider grid of budgets than the
+  // mapper's, each at the default block and at three others: the candidates of different
+  // structure the BSSN issue measures the model over (subexpressions stored by kernels of their
+  // own, outputs grouped by shared arithmetic). Calculations that fit one kernel give none.
+  {
+    std::vector<mapper::FissionBudget> budgets;
+    for (double extract : {0.55, 0.64, 0.73, 0.86, 1.0})
+      for (double merge : {0.0, 1.0, 1.18, 1.36, 1.55})
+        budgets.push_back({extract, merge == 0.0 ? extract : merge});
+    for (const mapper::FissionCandidate& f :
+         mapper::register_fit_candidates(calc, device.max_registers_per_thread, budgets)) {
+      cands.add(f.mapping, f.origin);
+      for (const char* text : {"y 32x8x8", "z 32x4x8", "z 64x4x4"})
+        cands.add(at_block(calc, f.mapping, calc::parse_block_config(text)),
+                  f.origin + " at " + text);
     }
   }
   for (std::size_t i = 0; i < result.runners_up.size(); ++i)

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -38,6 +39,7 @@ struct Options {
   int jobs = 0; // 0: the hardware's threads, at most 16
   std::vector<std::string> benchmarks;
   bool plan_only = false, compile_only = false;
+  std::string replay_path, replay_tsv; // --replay RUN.json [--replay-tsv OUT.tsv]: plan only
   std::string command;
 };
 
@@ -45,6 +47,7 @@ struct KernelResult {
   int registers = -1, spill_stores = 0, spill_loads = 0;
   std::size_t shared_bytes = 0;
   double predicted_ptxas_s = kNaN; // the model with ptxas's registers, spills and shared memory
+  double measured_s = kNaN;        // its median over the first pass's runs (CUDA events)
 };
 
 struct Candidate {
@@ -156,5 +159,11 @@ void report_benchmark(const Candidates& cands, const Candidate* model_c, const C
                       const Gpu& gpu, std::chrono::steady_clock::time_point t_start,
                       nlohmann::json& out);
 void summarize(nlohmann::json& out, const Gpu& gpu);
+
+// replay.cpp: the candidates priced again against a recorded run (--replay), a row per kernel
+// written to `tsv` (replay_header's columns).
+void replay(const Candidates& cands, const nlohmann::json& recorded, const std::string& name,
+            const model::Device& device, int n, std::FILE* tsv);
+const char* replay_header();
 
 } // namespace saguaro::bench::mapper_bench

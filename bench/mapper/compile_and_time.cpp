@@ -82,12 +82,22 @@ void set_resources(Candidate& c, std::size_t k, int registers, int spill_stores,
   r.predicted_ptxas_s = p.valid ? p.seconds(g, model::Combination::Hu) : kNaN;
 }
 
-// The same for every kernel, from the backend's timings (ptxas's report of the loaded module).
-void record_resources(Candidate& c, const model::Device& device, int n) {
+// The same for every kernel, from the backend's timings (ptxas's report of the loaded module),
+// with each kernel's median over the runs since `counts` (the warm-up's left out): the model
+// is per kernel, so is what it is fitted to.
+void record_resources(Candidate& c, const model::Device& device, int n,
+                      const std::vector<std::size_t>& counts, std::size_t skip) {
   for (const runtime::KernelTiming& kt : c.backend->kernel_timings())
-    if (kt.calculation == 0)
-      set_resources(c, std::size_t(kt.kernel), kt.registers, kt.spill_stores, kt.spill_loads,
-                    kt.shared_bytes, device, n);
+    if (kt.calculation == 0) {
+      const std::size_t k = std::size_t(kt.kernel);
+      set_resources(c, k, kt.registers, kt.spill_stores, kt.spill_loads, kt.shared_bytes, device,
+                    n);
+      if (k >= c.kernels.size() || k >= counts.size()) continue;
+      const std::size_t from = counts[k] + skip;
+      if (from < kt.seconds.size())
+        c.kernels[k].measured_s =
+            runtime::median(std::vector<double>(kt.seconds.begin() + long(from), kt.seconds.end()));
+    }
 }
 
 double median_or_nan(const std::vector<double>& v) {
@@ -120,7 +130,9 @@ void precompile(std::vector<Candidate>& list, const calc::Program& program, cons
   }
   runtime::cuda::CompileOptions options;
   if (!cache.empty()) options.cache_dir = (std::filesystem::path(cache) / "cuda").string();
-  // The backend's own two-pass compile (runtime::cuda::compile_generated), so its keys match.
+  // The backend's own two-pass compile (runtime::cuda::compile_generated), as the backend calls
+  // it for the program's one calculation (`only` 0: the source names it, so the keys match;
+  // with -1 every candidate was compiled again, one at a time, when it was timed).
   std::vector<std::optional<runtime::cuda::CompiledProgram>> modules(list.size());
   std::vector<std::string> errors(list.size());
   std::atomic<std::size_t> next{0};
@@ -128,7 +140,7 @@ void precompile(std::vector<Candidate>& list, const calc::Program& program, cons
     for (std::size_t i = next++; i < list.size(); i = next++) {
       if (!generates[i]) continue;
       try {
-        modules[i] = runtime::cuda::compile_generated(program, {list[i].mapping}, arch, options);
+        modules[i] = runtime::cuda::compile_generated(program, {list[i].mapping}, arch, options, 0);
       } catch (const std::exception& e) {
         errors[i] = first_line(e.what()); // the backend's compile() tries again and says so
       }
@@ -254,7 +266,7 @@ Timing compile_and_time(Candidates& cands, Candidate* model_c, Candidate* defaul
         for (int r = 0; r < opt.warmup + opt.repeats; ++r) c.compiled->run(args);
         c.samples = runs_since(c, counts, std::size_t(opt.warmup));
         c.measured = median_or_nan(c.samples);
-        record_resources(c, device, n);
+        record_resources(c, device, n, counts, std::size_t(opt.warmup));
         c.status = std::isnan(c.measured) ? "launch failed" : "timed";
         if (c.status == "timed")
           ++timed;

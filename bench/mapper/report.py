@@ -40,6 +40,34 @@ def ranks(values):
     return r
 
 
+def model_lines(cands):
+    """The model against the measured candidates, once with the fitted estimate and once with
+    ptxas's registers and spills: Spearman, median and 90th percentile of |pred - meas| / meas,
+    and the measured time of each one's pick against the fastest measured (the issues' lines)."""
+    lines = []
+    timed = [c for c in cands if measured(c) is not None]
+    if len(timed) < 3:
+        return lines
+    best = min(measured(c) for c in timed)
+    for label, key in (("with its register estimate", "predicted_s"),
+                       ("with ptxas's registers and spills", "predicted_ptxas_s")):
+        pairs = [(num(c.get(key)), measured(c)) for c in timed]
+        pairs = [(p, m) for p, m in pairs if p is not None]
+        if len(pairs) < 3:
+            continue
+        errors = sorted(abs(p - m) / m for p, m in pairs)
+        median = errors[len(errors) // 2] if len(errors) % 2 else \
+            0.5 * (errors[len(errors) // 2 - 1] + errors[len(errors) // 2])
+        p90 = errors[min(len(errors) - 1, int(round(0.9 * (len(errors) - 1))))]
+        rho = spearman([p for p, _ in pairs], [m for _, m in pairs])
+        pick = min(pairs, key=lambda pm: pm[0])
+        lines.append(f"The model {label} over {len(pairs)} measured candidates: Spearman "
+                     f"{rho:.2f}, median |error| {100 * median:.1f}%, 90th percentile "
+                     f"{100 * p90:.1f}%; its pick measured {pick[1] * 1e6:.1f} us, "
+                     f"{best / pick[1]:.3f} of the fastest ({best * 1e6:.1f} us).\n")
+    return lines
+
+
 def spearman(xs, ys):
     """Spearman's rank correlation of paired values; None for fewer than 3 pairs."""
     if len(xs) < 3:
@@ -89,9 +117,10 @@ def main():
     out.append(
         f"Candidates per benchmark: the model's mapping, the default, the mapper's runners-up, "
         f"each uniform strategy at the model's block(s), the model's strategies at 6 other "
-        f"blocks, and {data.get('samples', '?')} random mappings (seed {data.get('seed', '?')}; "
-        f"random block, random applicable strategy per input), those the model finds invalid "
-        f"left out. Each is compiled on its own and timed (median of {data.get('repeats', '?')} "
+        f"blocks, {data.get('samples', '?')} random mappings (seed {data.get('seed', '?')}; "
+        f"random block, random applicable strategy per input) and, where a calculation does not "
+        f"fit one kernel's registers, its register-fit fissions at 25 pairs of budgets, each at 4 "
+        f"blocks; those the model finds invalid left out. Each is compiled on its own and timed (median of {data.get('repeats', '?')} "
         f"runs after {data.get('warmup', '?')} warm-up; a run is the sum of its kernels' CUDA "
         f"event times); the model's mapping, the default and the {data.get('finalists', 5)} "
         f"fastest are then timed again interleaved ({data.get('final_repeats', '?')} rounds) and "
@@ -175,6 +204,7 @@ def main():
         if rho is not None:
             out.append(f"Rank correlation of predicted and measured times over {len(pairs)} "
                        f"candidates (Spearman): {rho:.2f}.\n")
+        out.extend(model_lines(cands))
         sk = b.get("skipped") or {}
         if sk.get("examples"):
             out.append("Left out before compiling (first few): " + "; ".join(

@@ -42,6 +42,7 @@ nlohmann::json candidate_json(const Candidate& c) {
       j["spill_loads"] = r.spill_loads;
       j["shared_bytes"] = r.shared_bytes;
       j["predicted_ptxas_s"] = number_or_null(r.predicted_ptxas_s);
+      j["measured_s"] = number_or_null(r.measured_s);
     }
     kernels.push_back(std::move(j));
   }

@@ -371,11 +371,12 @@ bool too_many_temporaries(const calc::Calculation& calc, const calc::Mapping& ma
 }
 
 std::vector<FissionCandidate> register_fit_candidates(const calc::Calculation& calc,
-                                                      double max_registers_per_thread) {
+                                                      double max_registers_per_thread,
+                                                      const std::vector<FissionBudget>& budgets) {
   const double full = live_value_budget(max_registers_per_thread);
   std::vector<FissionCandidate> out;
   std::map<std::pair<int, int>, Extraction> extractions; // (stage, budget): three pairs share one
-  for (const FissionBudget& fraction : kFissionBudgets) {
+  for (const FissionBudget& fraction : budgets) {
     const int budget = int(std::lround(fraction.extract * full));
     const int merge = int(std::lround(fraction.merge * full));
     calc::Mapping m = fission_mapping(calc, budget, merge, extractions);

@@ -92,8 +92,8 @@ TEST(Fission, OneThatStoresMoreTemporariesThanOutputsIsNotOffered) {
 }
 
 // register_fit_candidates extracts once per extraction budget and shares it between the pairs
-// that have it (three of kFissionBudgets' four): each candidate must be the fission made on its
-// own at its pair, in kFissionBudgets' order.
+// that have it (kFissionBudgets' four extract at 0.73 twice and at 1.0 twice): each candidate
+// must be the fission made on its own at its pair, in kFissionBudgets' order.
 TEST(Fission, CandidatesEqualTheFissionsMadeOneByOne) {
   for (int order : {4, 8}) {
     SCOPED_TRACE("fd order " + std::to_string(order));
@@ -105,7 +105,7 @@ TEST(Fission, CandidatesEqualTheFissionsMadeOneByOne) {
       alone.push_back(register_fit_mapping(rhs, int(std::lround(b.extract * full)),
                                            int(std::lround(b.merge * full))));
     const std::vector<FissionCandidate> candidates = register_fit_candidates(rhs, 255);
-    // fd 4: four, three of them from one extraction; fd 8: the others store too many temporaries
+    // fd 4: four, two and two from one extraction; fd 8: the others store too many temporaries
     ASSERT_GE(candidates.size(), order == 4 ? 3u : 1u);
     std::size_t next = 0; // candidates keep kFissionBudgets' order, some left out
     for (const FissionCandidate& c : candidates) {

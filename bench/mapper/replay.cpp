@@ -1,0 +1,102 @@
+// bench_mapper --replay RUN.json: a recorded GPU run's candidates priced again by the model of
+// this build, without a GPU. The candidates are made again (the search and add_candidates are
+// deterministic for the same description, grid and seed) and matched to the recording by key;
+// each kernel takes the recording's ptxas resources and measured median. Writes one row per
+// kernel with the model's terms beside the measured time (TSV), so a change to the model, or a
+// fit of its constants, is judged against hundreds of measured kernels in seconds.
+#include "candidates.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+namespace saguaro::bench::mapper_bench {
+
+void replay(const Candidates& cands, const nlohmann::json& recorded, const std::string& name,
+            const model::Device& device, int n, std::FILE* tsv) {
+  const nlohmann::json* bench = nullptr;
+  for (const nlohmann::json& b : recorded.at("benchmarks"))
+    if (b.value("name", "") == name) bench = &b;
+  if (bench == nullptr) {
+    std::printf("  replay: the recording has no benchmark %s\n", name.c_str());
+    return;
+  }
+  std::map<std::string, const nlohmann::json*> by_key;
+  for (const nlohmann::json& c : bench->at("candidates")) by_key[c.value("key", "")] = &c;
+  int matched = 0, rows = 0;
+  for (const Candidate& c : cands.list) {
+    auto at = by_key.find(c.key);
+    if (at == by_key.end()) continue;
+    ++matched;
+    const nlohmann::json& kernels = at->second->at("kernels");
+    for (std::size_t k = 0; k < c.priced.kernels.size() && k < kernels.size(); ++k) {
+      nlohmann::json rk = kernels[k];
+      // Recordings before per-kernel times: a one-kernel candidate's time is its kernel's.
+      const nlohmann::json& whole =
+          at->second->contains("measured_s") ? (*at->second)["measured_s"] : nlohmann::json();
+      if ((!rk.contains("measured_s") || rk["measured_s"].is_null()) && kernels.size() == 1 &&
+          whole.is_number())
+        rk["measured_s"] = whole;
+      if (!rk.contains("registers") || rk["registers"].get<int>() < 0) continue;
+      const double measured = rk.contains("measured_s") && rk["measured_s"].is_number()
+                                  ? rk["measured_s"].get<double>()
+                                  : std::nan("");
+      const model::KernelProfile& profile = c.priced.kernels[k].profile;
+      model::CompiledResources res;
+      res.registers = rk.value("registers", -1);
+      res.spill_bytes = rk.value("spill_stores", 0) + rk.value("spill_loads", 0);
+      res.shared_bytes = rk.value("shared_bytes", 0.0);
+      const model::Prediction p = model::predict(profile, device, res);
+      if (!p.valid) continue;
+      const model::LaunchGeometry g = model::launch_geometry(
+          profile.block, mapper::kernel_extent(profile, {long(n), long(n), long(n)}), device);
+      const double scale = g.rounds * g.points_per_block * p.seconds_per_cycle;
+      const calc::FlopCounts& f = profile.flops;
+      const double columns[] = {measured,
+                                p.seconds(g, model::Combination::Hu),
+                                double(res.registers),
+                                double(res.spill_bytes),
+                                double(p.blocks_per_sm),
+                                p.occupancy,
+                                p.T_L2 * scale,
+                                p.T_GM * scale,
+                                p.T_lat * scale,
+                                p.s_i * scale,
+                                p.T_launch,
+                                p.D_L2_total,
+                                p.D_L2_c,
+                                p.D_GM_total,
+                                p.N_g,
+                                p.N_L2,
+                                p.N_s,
+                                p.N_b,
+                                p.N_c,
+                                p.N_f,
+                                double(f.add + f.mul - f.fma),
+                                double(f.fma),
+                                double(f.total()),
+                                double(profile.inputs.size()),
+                                double(profile.stores),
+                                whole.is_number() ? whole.get<double>() : std::nan("")};
+      std::fprintf(tsv, "%s\t%s\t%zu\t%s\t%s", name.c_str(), c.kinds.front().c_str(), k,
+                   profile.description.c_str(), p.limiter.c_str());
+      for (double v : columns) std::fprintf(tsv, "\t%.9g", v);
+      std::fputc('\n', tsv);
+      ++rows;
+    }
+  }
+  std::printf("  replay: %d of %zu candidates matched the recording, %d kernels written\n", matched,
+              cands.list.size(), rows);
+}
+
+const char* replay_header() {
+  return "benchmark\tkind\tkernel\tmapping\tlimiter\tmeasured_s\tpredicted_s\tregisters\t"
+         "spill_bytes\tblocks_per_sm\toccupancy\tT_L2_s\tT_GM_s\tT_lat_s\ts_i_s\tT_launch_s\t"
+         "D_L2\tD_L2_c\tD_GM\tN_g\tN_L2\tN_s\tN_b\tN_c\tN_f\tfp_instructions\tfma\tflops\t"
+         "inputs\tstores\tcandidate_measured_s\n";
+}
+
+} // namespace saguaro::bench::mapper_bench

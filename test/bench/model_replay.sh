@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The model against a recorded H100 run, without a GPU: bench_mapper --replay makes the
+# candidates of maxwell and microbench again and must find every one in the recording
+# (bench/results/raw/2026-11-28-mapper-b1-b4-refit-H100.json.gz: per-kernel times and ptxas's
+# resources); bench/model/fit_constants.py must rebuild this build's prediction of every kernel
+# from the replayed terms (exit 1 otherwise), and the model with configs/devices/h100.yaml must
+# stay within a median |error| of 20% of the measured kernels (16% when recorded).
+#   model_replay.sh PYTHON3 BENCH_MAPPER SOURCE_DIR
+set -euo pipefail
+py=$1 mapper=$2 src=$3
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+gunzip -c "$src/bench/results/raw/2026-11-28-mapper-b1-b4-refit-H100.json.gz" > "$dir/run.json"
+for b in maxwell microbench; do
+  line=$("$mapper" --benchmarks "$b" --n 256 --device "$src/configs/devices/h100.yaml" \
+    --replay "$dir/run.json" --replay-tsv "$dir/replay.tsv" | grep 'replay:')
+  echo "$b:$line"
+  read -r matched total < <(echo "$line" | sed -E 's/.*replay: ([0-9]+) of ([0-9]+) candidates.*/\1 \2/')
+  [[ "$matched" -gt 0 && "$matched" == "$total" ]] || { echo "not every candidate matched"; exit 1; }
+done
+"$py" "$src/bench/model/fit_constants.py" "$dir/replay.tsv" --device "$src/configs/devices/h100.yaml" \
+  | tee "$dir/fit.txt"
+median=$(sed -n '1,/^fitted/p' "$dir/fit.txt" | sed -nE 's/.*all [0-9]+ kernels: median \|error\| *([0-9.]+)%.*/\1/p' | head -1)
+echo "median |error| with h100.yaml: $median%"
+"$py" -c "import sys; sys.exit(0 if float('$median') <= 20 else 1)"
