@@ -2,10 +2,12 @@
 # BSSN on the GPU at hand, in one command (the BSSN issue's measurements):
 #  1. the GPU tests that involve BSSN and the CUDA compile (GpuMatchesCpuBssn: 10 RK4 steps of
 #     the gauge wave, GPU against CPU to 1e-11; NvrtcCompile.*);
-#  2. fission: bench_mapper --benchmarks bssn at 100^3 and 256^3 times the model's mapping, the
-#     mapper's best single kernel, one kernel per output (each kernel at its model-best block),
-#     the default and the runners-up; ptxas's registers and spills per kernel, predicted and
-#     measured (CUDA events, median);
+#  2. fission: bench_mapper --benchmarks bssn at 100^3 and 256^3 and bssn8 (fd order 8) at 256^3
+#     times the model's mapping, the mapper's best single kernel, one kernel per output (each
+#     kernel at its model-best block), the default, the runners-up and the register-fit
+#     fissions at 25 budget pairs x 4 blocks; ptxas's registers and spills per kernel, predicted
+#     and measured (CUDA events, median), and report.py's lines for the model over them
+#     (Spearman, median and p90 error, its pick against the fastest);
 #  3. bench/bssn/bssn.par at 256^3 for 40 RK4 steps: the prediction log (predicted vs measured
 #     per kernel with ptxas's resources) and the time per step.
 # Writes bench/results/<date>-bssn-<gpu>-*.
@@ -25,12 +27,14 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   "$build/bin/saguaro_runtime_tests" --gtest_filter='NvrtcCompile.*:CudaBackendTest.*' 2>&1 | tail -4
   "$build/bin/saguaro_simulation_tests" --gtest_filter='GpuMatchesCpuBssn.*' 2>&1 | grep -E 'OK|FAIL|PASS|max|relative|error' || true
 } | tee "$out/$tag-gpu-tests.log"
-for n in 100 256; do
-  "$build/bin/bench_mapper" --benchmarks bssn --n "$n" --samples 0 --repeats 7 --final-repeats 7 \
-    --warmup 2 --device auto --json "$out/$tag-fission-$n.json" --cache "$build/bench-mapper-cache" \
-    | tee "$out/$tag-fission-$n.txt"
-  python3 bench/mapper/report.py "$out/$tag-fission-$n.json" "bash bench/bssn/run.sh" \
-    "$out/$tag-fission-$n.md" "$out/$tag-fission-$n.svg"
+for run in bssn:100 bssn:256 bssn8:256; do
+  b=${run%%:*} n=${run##*:} name=fission-$n
+  [[ $b == bssn8 ]] && name=fission-fd8-$n
+  "$build/bin/bench_mapper" --benchmarks "$b" --n "$n" --samples 0 --repeats 7 --final-repeats 7 \
+    --warmup 2 --device auto --json "$out/$tag-$name.json" --cache "$build/bench-mapper-cache" \
+    | tee "$out/$tag-$name.txt"
+  python3 bench/mapper/report.py "$out/$tag-$name.json" "bash bench/bssn/run.sh" \
+    "$out/$tag-$name.md" "$out/$tag-$name.svg"
 done
 rm -rf "$build/bssn-run" && mkdir -p "$build/bssn-run"
 cp bench/bssn/bssn.par "$build/bssn-run/bssn.par"
