@@ -29,21 +29,10 @@ using namespace saguaro;
 
 namespace {
 
-struct Case {
-  std::string name; // "bssn4"
-  bench::Benchmark benchmark;
-};
-
-std::vector<Case> cases() {
-  std::vector<Case> out;
-  for (const bench::Benchmark& b : bench::suite_benchmarks()) {
-    out.push_back({b.name == "bssn" ? "bssn4" : b.name, b});
-    if (b.name == "bssn") {
-      bench::Benchmark b8 = b;
-      b8.fd_order = 8;
-      out.push_back({"bssn8", b8});
-    }
-  }
+// The suite's benchmarks and B5 at fd order 8.
+std::vector<bench::Benchmark> cases() {
+  std::vector<bench::Benchmark> out = bench::suite_benchmarks();
+  out.push_back(bench::bssn_order8());
   return out;
 }
 
@@ -110,9 +99,9 @@ int main(int argc, char** argv) {
     }
   }
   std::cout << fmt::format("NVRTC {}, sm_90\n", runtime::cuda::nvrtc_version());
-  for (const Case& c : cases()) {
+  for (const bench::Benchmark& c : cases()) {
     if (!only.empty() && c.name != only) continue;
-    const bench::LoadedBenchmark l = bench::load_benchmark(c.benchmark);
+    const bench::LoadedBenchmark l = bench::load_benchmark(c);
     const calc::Calculation& calc = l.calculation();
     std::cout << fmt::format("{} ({}, {} nodes)\n", c.name, calc.name, calc.dag.size());
     report(l, calc::default_mapping(calc), "one kernel", cache, compile);

@@ -282,15 +282,8 @@ int main(int argc, char** argv) {
         std::none_of(kBenchmarks.begin(), kBenchmarks.end(),
                      [&](const bench::Benchmark& k) { return k.name == b.name; }))
       benchmarks.push_back(b);
-  // bssn8: B5 at finite-difference order 8 (the BSSN issue records both orders).
   if (std::find(opt.benchmarks.begin(), opt.benchmarks.end(), "bssn8") != opt.benchmarks.end())
-    for (const bench::Benchmark& b : bench::suite_benchmarks())
-      if (b.name == "bssn") {
-        bench::Benchmark b8 = b;
-        b8.name = "bssn8";
-        b8.fd_order = 8;
-        benchmarks.push_back(b8);
-      }
+    benchmarks.push_back(bench::bssn_order8());
   if (benchmarks.empty()) {
     std::cerr << "bench_mapper: no benchmark matches --benchmarks (wave2, wave8, maxwell, "
                  "microbench, bssn, bssn8)\n";
