@@ -181,7 +181,7 @@ nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt,
     const nlohmann::json recorded = nlohmann::json::parse(in);
     std::FILE* tsv = opt.replay_tsv.empty() ? stdout : std::fopen(opt.replay_tsv.c_str(), "a");
     if (tsv == nullptr) throw std::runtime_error("cannot write " + opt.replay_tsv);
-    if (std::ftell(tsv) == 0) std::fputs(replay_header(), tsv);
+    if (tsv == stdout || std::ftell(tsv) == 0) std::fputs(replay_header(), tsv); // a new file
     replay(cands, recorded, b.name, device, n, tsv);
     if (tsv != stdout) std::fclose(tsv);
     return out;

@@ -30,8 +30,7 @@ namespace saguaro::bench::mapper_bench {
 
 namespace {
 
-// The per-run times of candidate `c` since `counts` (launches per kernel at the start): its
-// kernels' event times summed run by run, the first `skip` runs dropped.
+// Launches per kernel of candidate `c` so far: where its timings stand before a pass.
 std::vector<std::size_t> launch_counts(const Candidate& c) {
   std::vector<std::size_t> counts(c.mapping.kernels.size(), 0);
   for (const runtime::KernelTiming& kt : c.backend->kernel_timings())
@@ -39,14 +38,20 @@ std::vector<std::size_t> launch_counts(const Candidate& c) {
       counts[std::size_t(kt.kernel)] = kt.seconds.size();
   return counts;
 }
-std::vector<double> runs_since(const Candidate& c, const std::vector<std::size_t>& counts,
-                               std::size_t skip) {
+// Each kernel's event times of candidate `c` since `counts` (launch_counts at the start).
+std::vector<std::vector<double>> kernel_runs_since(const Candidate& c,
+                                                   const std::vector<std::size_t>& counts) {
   std::vector<std::vector<double>> per_kernel(c.mapping.kernels.size());
   for (const runtime::KernelTiming& kt : c.backend->kernel_timings())
     if (kt.calculation == 0 && std::size_t(kt.kernel) < per_kernel.size()) {
       const std::size_t from = std::min(counts[std::size_t(kt.kernel)], kt.seconds.size());
       per_kernel[std::size_t(kt.kernel)].assign(kt.seconds.begin() + long(from), kt.seconds.end());
     }
+  return per_kernel;
+}
+// The per-run times: the kernels' times summed run by run, the first `skip` runs dropped.
+std::vector<double> summed_runs(const std::vector<std::vector<double>>& per_kernel,
+                                std::size_t skip) {
   std::size_t runs = std::numeric_limits<std::size_t>::max();
   for (const auto& k : per_kernel) runs = std::min(runs, k.size());
   if (per_kernel.empty()) runs = 0;
@@ -83,20 +88,18 @@ void set_resources(Candidate& c, std::size_t k, int registers, int spill_stores,
 }
 
 // The same for every kernel, from the backend's timings (ptxas's report of the loaded module),
-// with each kernel's median over the runs since `counts` (the warm-up's left out): the model
-// is per kernel, so is what it is fitted to.
+// with each kernel's median over `per_kernel`'s runs after the first `skip` (the warm-up): the
+// model is per kernel, so is what it is fitted to.
 void record_resources(Candidate& c, const model::Device& device, int n,
-                      const std::vector<std::size_t>& counts, std::size_t skip) {
+                      const std::vector<std::vector<double>>& per_kernel, std::size_t skip) {
   for (const runtime::KernelTiming& kt : c.backend->kernel_timings())
     if (kt.calculation == 0) {
       const std::size_t k = std::size_t(kt.kernel);
       set_resources(c, k, kt.registers, kt.spill_stores, kt.spill_loads, kt.shared_bytes, device,
                     n);
-      if (k >= c.kernels.size() || k >= counts.size()) continue;
-      const std::size_t from = counts[k] + skip;
-      if (from < kt.seconds.size())
-        c.kernels[k].measured_s =
-            runtime::median(std::vector<double>(kt.seconds.begin() + long(from), kt.seconds.end()));
+      if (k < c.kernels.size() && k < per_kernel.size() && skip < per_kernel[k].size())
+        c.kernels[k].measured_s = runtime::median(
+            std::vector<double>(per_kernel[k].begin() + long(skip), per_kernel[k].end()));
     }
 }
 
@@ -264,9 +267,10 @@ Timing compile_and_time(Candidates& cands, Candidate* model_c, Candidate* defaul
       try {
         const std::vector<std::size_t> counts = launch_counts(c);
         for (int r = 0; r < opt.warmup + opt.repeats; ++r) c.compiled->run(args);
-        c.samples = runs_since(c, counts, std::size_t(opt.warmup));
+        const std::vector<std::vector<double>> per_kernel = kernel_runs_since(c, counts);
+        c.samples = summed_runs(per_kernel, std::size_t(opt.warmup));
         c.measured = median_or_nan(c.samples);
-        record_resources(c, device, n, counts, std::size_t(opt.warmup));
+        record_resources(c, device, n, per_kernel, std::size_t(opt.warmup));
         c.status = std::isnan(c.measured) ? "launch failed" : "timed";
         if (c.status == "timed")
           ++timed;
@@ -314,7 +318,8 @@ Timing compile_and_time(Candidates& cands, Candidate* model_c, Candidate* defaul
         for (std::size_t i = 0; i < finalists.size(); ++i)
           finalists[(i + std::size_t(r)) % finalists.size()]->compiled->run(args);
       for (std::size_t i = 0; i < finalists.size(); ++i) {
-        finalists[i]->final_samples = runs_since(*finalists[i], counts[i], std::size_t(opt.warmup));
+        finalists[i]->final_samples =
+            summed_runs(kernel_runs_since(*finalists[i], counts[i]), std::size_t(opt.warmup));
         finalists[i]->final_measured = median_or_nan(finalists[i]->final_samples);
       }
     } catch (const std::exception& e) {

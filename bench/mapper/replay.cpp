@@ -6,11 +6,8 @@
 // fit of its constants, is judged against hundreds of measured kernels in seconds.
 #include "candidates.hpp"
 
-#include <fmt/format.h>
-
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 
 namespace saguaro::bench::mapper_bench {
@@ -32,11 +29,10 @@ void replay(const Candidates& cands, const nlohmann::json& recorded, const std::
     if (at == by_key.end()) continue;
     ++matched;
     const nlohmann::json& kernels = at->second->at("kernels");
+    const nlohmann::json whole = at->second->value("measured_s", nlohmann::json());
     for (std::size_t k = 0; k < c.priced.kernels.size() && k < kernels.size(); ++k) {
       nlohmann::json rk = kernels[k];
       // Recordings before per-kernel times: a one-kernel candidate's time is its kernel's.
-      const nlohmann::json& whole =
-          at->second->contains("measured_s") ? (*at->second)["measured_s"] : nlohmann::json();
       if ((!rk.contains("measured_s") || rk["measured_s"].is_null()) && kernels.size() == 1 &&
           whole.is_number())
         rk["measured_s"] = whole;

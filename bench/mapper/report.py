@@ -10,11 +10,11 @@ message when it is missing). Runs without measurements (bench_mapper --plan-only
 --compile-only) are tabulated with their predictions only."""
 import json
 import os
-import math
+import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from numbers_common import num, us  # noqa: E402
+from numbers_common import num, spearman, us  # noqa: E402
 
 
 def get(d, *keys):
@@ -23,21 +23,6 @@ def get(d, *keys):
             return None
         d = d[k]
     return d
-
-
-def ranks(values):
-    """Average ranks (1-based) of values, ties sharing the mean rank."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    r = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            r[order[k]] = (i + j) / 2 + 1
-        i = j + 1
-    return r
 
 
 def model_lines(cands):
@@ -56,28 +41,15 @@ def model_lines(cands):
         if len(pairs) < 3:
             continue
         errors = sorted(abs(p - m) / m for p, m in pairs)
-        median = errors[len(errors) // 2] if len(errors) % 2 else \
-            0.5 * (errors[len(errors) // 2 - 1] + errors[len(errors) // 2])
+        median = statistics.median(errors)
         p90 = errors[min(len(errors) - 1, int(round(0.9 * (len(errors) - 1))))]
         rho = spearman([p for p, _ in pairs], [m for _, m in pairs])
         pick = min(pairs, key=lambda pm: pm[0])
         lines.append(f"The model {label} over {len(pairs)} measured candidates: Spearman "
-                     f"{rho:.2f}, median |error| {100 * median:.1f}%, 90th percentile "
+                     f"{'–' if rho is None else f'{rho:.2f}'}, median |error| {100 * median:.1f}%, 90th percentile "
                      f"{100 * p90:.1f}%; its pick measured {pick[1] * 1e6:.1f} us, "
                      f"{best / pick[1]:.3f} of the fastest ({best * 1e6:.1f} us).\n")
     return lines
-
-
-def spearman(xs, ys):
-    """Spearman's rank correlation of paired values; None for fewer than 3 pairs."""
-    if len(xs) < 3:
-        return None
-    rx, ry = ranks(xs), ranks(ys)
-    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
-    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-    sxx = sum((a - mx) ** 2 for a in rx)
-    syy = sum((b - my) ** 2 for b in ry)
-    return None if sxx == 0 or syy == 0 else sxy / math.sqrt(sxx * syy)
 
 
 def role(c):
@@ -120,8 +92,8 @@ def main():
         f"blocks, {data.get('samples', '?')} random mappings (seed {data.get('seed', '?')}; "
         f"random block, random applicable strategy per input) and, where a calculation does not "
         f"fit one kernel's registers, its register-fit fissions at 25 pairs of budgets, each at 4 "
-        f"blocks; those the model finds invalid left out. Each is compiled on its own and timed (median of {data.get('repeats', '?')} "
-        f"runs after {data.get('warmup', '?')} warm-up; a run is the sum of its kernels' CUDA "
+        f"blocks; those the model finds invalid left out. Each is compiled on its own and timed "
+        f"(median of {data.get('repeats', '?')} runs after {data.get('warmup', '?')} warm-up; a run is the sum of its kernels' CUDA "
         f"event times); the model's mapping, the default and the {data.get('finalists', 5)} "
         f"fastest are then timed again interleaved ({data.get('final_repeats', '?')} rounds) and "
         f"those medians give **ratio = best / model's** (target >= {t_ratio}) and the speedup "
@@ -198,12 +170,6 @@ def main():
             out.append(f"Note: the model prices candidate `{pb.get('mapping')}` "
                        f"({', '.join(pb.get('kinds', []))}) at {us(pb.get('predicted_s'))} us, "
                        f"below the mapper's choice ({us(get(b, 'model', 'predicted_s'))} us).\n")
-        pairs = [(num(c.get("predicted_s")), measured(c)) for c in cands]
-        pairs = [(p, m) for p, m in pairs if p is not None and m is not None]
-        rho = spearman([p for p, _ in pairs], [m for _, m in pairs])
-        if rho is not None:
-            out.append(f"Rank correlation of predicted and measured times over {len(pairs)} "
-                       f"candidates (Spearman): {rho:.2f}.\n")
         out.extend(model_lines(cands))
         sk = b.get("skipped") or {}
         if sk.get("examples"):

@@ -15,12 +15,16 @@ by coordinate descent to the mean over benchmarks of the mean |log(predicted / m
 benchmark: the kernels' median |error|, and over its candidates (a candidate's kernels summed)
 the median |error|, Spearman's rank correlation and the measured time of the model's pick
 against the fastest measured; --at also reports the model at other values of the constants (the
-paper's, say) on the same kernels. Standard library only.
+paper's, say) on the same kernels. Standard library only (and bench/common/numbers_common.py).
 """
 import csv
 import math
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from numbers_common import spearman  # noqa: E402
 
 # The latencies of Table IVc as the device description gives them (read from --device).
 LATENCY_KEYS = {"g": "dram_latency", "l2": "l2_latency", "c": "readonly_latency",
@@ -78,22 +82,6 @@ class Model:
         beta = c["beta"]
         t = beta * max(r["T_data"], t_lat) + (1 - beta) * (r["T_data"] + t_lat) / 2
         return max(r["s_i_s"], t) + r["T_launch_s"]
-
-
-def ranks(v):
-    order = sorted(range(len(v)), key=lambda i: v[i])
-    out = [0.0] * len(v)
-    for rank, i in enumerate(order):
-        out[i] = rank
-    return out
-
-
-def spearman(a, b):
-    ra, rb = ranks(a), ranks(b)
-    ma, mb = statistics.mean(ra), statistics.mean(rb)
-    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
-    var = math.sqrt(sum((x - ma) ** 2 for x in ra) * sum((y - mb) ** 2 for y in rb))
-    return cov / var if var > 0 else float("nan")
 
 
 def by_benchmark(rows):
@@ -155,8 +143,9 @@ def report(model, benches, c, label):
             fastest = min(m for _, m in whole)
             pick = min(whole, key=lambda pm: pm[0])
             cerr = statistics.median(abs(p - m) / m for p, m in whole)
+            rho = spearman([p for p, _ in whole], [m for _, m in whole])
             line += (f"; {len(whole)} candidates: median |error| {100 * cerr:5.1f}%, Spearman "
-                     f"{spearman([p for p, _ in whole], [m for _, m in whole]):.2f}, pick "
+                     f"{'–' if rho is None else f'{rho:.2f}'}, pick "
                      f"{fastest / pick[1]:.3f} of the fastest")
         print(line)
     every.sort()

@@ -375,7 +375,7 @@ std::vector<FissionCandidate> register_fit_candidates(const calc::Calculation& c
                                                       const std::vector<FissionBudget>& budgets) {
   const double full = live_value_budget(max_registers_per_thread);
   std::vector<FissionCandidate> out;
-  std::map<std::pair<int, int>, Extraction> extractions; // (stage, budget): three pairs share one
+  std::map<std::pair<int, int>, Extraction> extractions; // (stage, budget): pairs share one
   for (const FissionBudget& fraction : budgets) {
     const int budget = int(std::lround(fraction.extract * full));
     const int merge = int(std::lround(fraction.merge * full));
