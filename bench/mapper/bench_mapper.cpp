@@ -34,9 +34,11 @@
 //                when named; bssn8 is B5 at finite-difference order 8)
 //   bench_mapper --plan-only --device FILE.yaml ...     (no GPU: search and candidates only)
 //   bench_mapper --compile-only --device FILE.yaml ...  (no GPU: also NVRTC for its arch)
-//   bench_mapper --replay RUN.json [--replay-tsv OUT.tsv] --device FILE.yaml ...
+//   bench_mapper --replay RUN.json [--replay-tsv OUT.tsv] [--replay-price FILE.yaml]
+//                --device FILE.yaml ...
 //                (no GPU: the recorded run's candidates priced by this build's model with their
-//                recorded ptxas resources, a row per kernel beside its measured time)
+//                recorded ptxas resources, a row per kernel beside its measured time; the
+//                candidates are made with --device, priced with --replay-price if given)
 //
 // This file runs the benchmarks: the options, the mapper's search, and run_benchmark, which calls
 // the steps of candidates.cpp (the candidates), compile_and_time.cpp (compiling and timing them)
@@ -182,7 +184,12 @@ nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt,
     std::FILE* tsv = opt.replay_tsv.empty() ? stdout : std::fopen(opt.replay_tsv.c_str(), "a");
     if (tsv == nullptr) throw std::runtime_error("cannot write " + opt.replay_tsv);
     if (tsv == stdout || std::ftell(tsv) == 0) std::fputs(replay_header(), tsv); // a new file
-    replay(cands, recorded, b.name, device, n, tsv);
+    // The candidates come from --device (the recording's description, so the search makes the
+    // same ones); --replay-price prices them with another description (a change to a constant
+    // or a line size that would change the search's candidates).
+    const model::Device priced_by =
+        opt.replay_price.empty() ? device : model::load_device(opt.replay_price);
+    replay(cands, recorded, b.name, priced_by, n, tsv);
     if (tsv != stdout) std::fclose(tsv);
     return out;
   }
@@ -203,8 +210,10 @@ int usage() {
          "                    [--warmup 3] [--jobs N] [--benchmarks "
          "wave2,wave8,maxwell,microbench]\n"
          "                    [--plan-only | --compile-only]   (these two need no GPU)\n"
-         "                    [--replay RUN.json [--replay-tsv OUT.tsv]]  (no GPU: the model's\n"
-         "                    terms per kernel against a recorded run's measured times)\n";
+         "                    [--replay RUN.json [--replay-tsv OUT.tsv] [--replay-price "
+         "FILE.yaml]]\n"
+         "                    (no GPU: the model's terms per kernel against a recorded run's\n"
+         "                    measured times; --replay-price prices with another description)\n";
   return 2;
 }
 
@@ -258,6 +267,8 @@ int main(int argc, char** argv) {
         opt.plan_only = true;
       } else if (a == "--replay-tsv")
         opt.replay_tsv = value();
+      else if (a == "--replay-price")
+        opt.replay_price = value();
       else if (a == "--plan-only")
         opt.plan_only = true;
       else if (a == "--compile-only")

@@ -40,6 +40,7 @@ struct Options {
   std::vector<std::string> benchmarks;
   bool plan_only = false, compile_only = false;
   std::string replay_path, replay_tsv; // --replay RUN.json [--replay-tsv OUT.tsv]: plan only
+  std::string replay_price;            // --replay-price FILE.yaml: price with another model
   std::string command;
 };
 

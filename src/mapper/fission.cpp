@@ -325,10 +325,47 @@ Fission merge_stage(const Fissioner& f, const calc::Stage& s, const Extraction& 
   return out;
 }
 
+// Recomputation against storing: the values `fission`'s kernels compute more than once (a
+// derivative of the metric that three kernels need, say), each stored once as a temporary by an
+// earlier kernel and loaded by the others when that saves at least `min_saved` arithmetic
+// operations per point (its arithmetic times the kernels beyond the first). Largest saving first,
+// again and again (storing a value changes what its parts save), at most kMaxShared values.
+// Returns `e` with the values added as temporaries.
+constexpr int kMaxShared = 32;
+
+Extraction share_values(const Fissioner& f, const calc::Stage& s, const Fission& fission,
+                        const Extraction& e, int min_saved) {
+  Extraction out = e;
+  std::vector<std::vector<NodeId>> roots;
+  for (const FissionKernel& k : fission.kernels) {
+    std::vector<NodeId> r = k.temporaries;
+    for (int st : k.stores) r.push_back(s.stores[std::size_t(st)].value);
+    roots.push_back(std::move(r));
+  }
+  for (int added = 0; added < kMaxShared; ++added) {
+    std::map<NodeId, int> kernels; // arithmetic node -> kernels computing it
+    for (const auto& r : roots)
+      for (NodeId id : f.work(r, out.available)) ++kernels[id];
+    NodeId best = 0;
+    std::size_t best_saved = 0;
+    for (const auto& [id, n] : kernels) {
+      if (n < 2) continue;
+      const std::size_t saved = std::size_t(n - 1) * f.work_size(id, out.available);
+      if (saved > best_saved) best = id, best_saved = saved;
+    }
+    if (best_saved == 0 || best_saved < std::size_t(min_saved)) break;
+    out.available[best] = 1;
+    out.temporaries.push_back(best);
+  }
+  return out;
+}
+
 // Every stage's fission as a mapping (register_fit_mapping), the stages' extractions at
-// `budget` kept in `extractions` for the next budget pair with the same one.
+// `budget` kept in `extractions` for the next budget pair with the same one; with `share` > 0
+// the values computed twice that save at least `share` operations stored once (share_values).
 calc::Mapping fission_mapping(const calc::Calculation& calc, int budget, int merge_budget,
-                              std::map<std::pair<int, int>, Extraction>& extractions) {
+                              std::map<std::pair<int, int>, Extraction>& extractions,
+                              int share = 0) {
   if (merge_budget <= 0) merge_budget = budget;
   const calc::Mapping plain = calc::default_mapping(calc);
   calc::Mapping out;
@@ -337,7 +374,10 @@ calc::Mapping fission_mapping(const calc::Calculation& calc, int budget, int mer
     const Fissioner f(calc, stage);
     auto [at, fresh] = extractions.try_emplace({stage, budget});
     if (fresh) at->second = extract_stage(f, s, budget);
-    for (const FissionKernel& k : merge_stage(f, s, at->second, merge_budget).kernels) {
+    Fission fission = merge_stage(f, s, at->second, merge_budget);
+    if (share > 0)
+      fission = merge_stage(f, s, share_values(f, s, fission, at->second, share), merge_budget);
+    for (const FissionKernel& k : fission.kernels) {
       calc::KernelMapping km = plain.kernels.at(std::size_t(stage));
       km.stores = k.stores;
       km.temporaries = k.temporaries;
@@ -358,9 +398,10 @@ Fission register_fit_fission(const calc::Calculation& calc, int stage, int budge
   return merge_stage(f, s, extract_stage(f, s, budget), merge_budget);
 }
 
-calc::Mapping register_fit_mapping(const calc::Calculation& calc, int budget, int merge_budget) {
+calc::Mapping register_fit_mapping(const calc::Calculation& calc, int budget, int merge_budget,
+                                   int share) {
   std::map<std::pair<int, int>, Extraction> extractions;
-  return fission_mapping(calc, budget, merge_budget, extractions);
+  return fission_mapping(calc, budget, merge_budget, extractions, share);
 }
 
 bool too_many_temporaries(const calc::Calculation& calc, const calc::Mapping& mapping) {
@@ -379,16 +420,18 @@ std::vector<FissionCandidate> register_fit_candidates(const calc::Calculation& c
   for (const FissionBudget& fraction : budgets) {
     const int budget = int(std::lround(fraction.extract * full));
     const int merge = int(std::lround(fraction.merge * full));
-    calc::Mapping m = fission_mapping(calc, budget, merge, extractions);
+    calc::Mapping m = fission_mapping(calc, budget, merge, extractions, fraction.share);
     auto same = [&](const FissionCandidate& f) { return f.mapping == m; };
     if (m.kernels.size() <= calc.stages.size() || std::any_of(out.begin(), out.end(), same) ||
         too_many_temporaries(calc, m))
       continue;
-    out.push_back(
-        {std::move(m),
-         merge == budget
-             ? fmt::format("register-fit fission ({} live values)", budget)
-             : fmt::format("register-fit fission ({} live values, merged to {})", budget, merge)});
+    std::string origin =
+        merge == budget
+            ? fmt::format("register-fit fission ({} live values", budget)
+            : fmt::format("register-fit fission ({} live values, merged to {}", budget, merge);
+    if (fraction.share > 0)
+      origin += fmt::format(", values computed twice stored if they save {}", fraction.share);
+    out.push_back({std::move(m), origin + ")"});
   }
   return out;
 }

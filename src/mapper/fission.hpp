@@ -66,8 +66,12 @@ int live_value_budget(double max_registers_per_thread);
 // 45.0 (80 to 80); of fd 8 67.4 ms (110 to 171) and 85.6 (110 to 130). So the pairs are 80 merged
 // to 140 and 150, and 110 merged to 171 and 130; 110 to 171 took fd 8's step from 336 to 257 ms.
 // The first and third are the GPU test's (GpuMatchesCpuBssn takes them by position).
+// `share` > 0: after the merge, each value that several kernels compute is stored once by an
+// earlier kernel instead, when that saves at least `share` arithmetic operations per point
+// (recomputation against storing; largest saving first, at most 32 values).
 struct FissionBudget {
   double extract, merge;
+  int share = 0;
 };
 inline constexpr FissionBudget kFissionBudgets[] = {
     {0.73, 1.27}, {0.73, 1.36}, {1.0, 1.55}, {1.0, 1.18}};
@@ -85,7 +89,8 @@ namespace saguaro::mapper {
 // Every stage's register-fit partition as a mapping, with the default block configuration and
 // every input unbuffered (the mapper chooses those for the run; tests and `saguaro inspect`
 // take this).
-calc::Mapping register_fit_mapping(const calc::Calculation& calc, int budget, int merge_budget = 0);
+calc::Mapping register_fit_mapping(const calc::Calculation& calc, int budget, int merge_budget = 0,
+                                   int share = 0);
 
 // Whether `mapping` stores more temporaries than `calc`'s stages store grid functions. Such a
 // fission moves more bytes through memory than the calculation writes, and each form of the

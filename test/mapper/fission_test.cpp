@@ -75,6 +75,38 @@ TEST(Fission, MergingToALooserBudgetMakesFewerKernelsWithinIt) {
   EXPECT_NO_THROW(calc::plan_kernels(rhs, register_fit_mapping(rhs, 80, 140)));
 }
 
+// Recomputation against storing (FissionBudget::share): the values the kernels of 80 merged to
+// 140 compute more than once, stored once when that saves at least 200 operations per point.
+// The kernels then evaluate less arithmetic in all, the stores stay each made once, and the
+// mapping is valid (the CPU backend computes the same numbers: test_equivalence.cpp).
+TEST(Fission, StoringValuesComputedTwiceEvaluatesLessArithmetic) {
+  const calc::Program program = test::lower_file("par/bssn/bssn.edl", 4);
+  const calc::Calculation& rhs = test::calc_named(program, "bssn_rhs");
+  auto arithmetic = [&](const calc::Mapping& m, std::size_t& temporaries) {
+    std::size_t n = 0;
+    temporaries = 0;
+    for (const calc::KernelPlan& p : calc::plan_kernels(rhs, m))
+      for (calc::NodeId id : p.nodes) {
+        const calc::Node& node = rhs.dag.node(id);
+        n += !node.uniform && node.op != calc::Op::Load && node.op != calc::Op::Coordinate;
+      }
+    for (const calc::KernelMapping& k : m.kernels) temporaries += k.temporaries.size();
+    return n;
+  };
+  std::size_t plain_temporaries = 0, shared_temporaries = 0;
+  const std::size_t plain = arithmetic(register_fit_mapping(rhs, 80, 140), plain_temporaries);
+  const calc::Mapping m = register_fit_mapping(rhs, 80, 140, 200);
+  const std::size_t shared = arithmetic(m, shared_temporaries);
+  EXPECT_LT(shared, plain);
+  EXPECT_GT(shared_temporaries, plain_temporaries);
+  std::multiset<int> stores;
+  for (const calc::KernelMapping& k : m.kernels) stores.insert(k.stores.begin(), k.stores.end());
+  EXPECT_EQ(stores.size(), rhs.stages[0].stores.size());
+  EXPECT_EQ(std::set<int>(stores.begin(), stores.end()).size(), stores.size());
+  // A threshold no value reaches leaves the fission as it was.
+  EXPECT_EQ(register_fit_mapping(rhs, 80, 140, 1000000), register_fit_mapping(rhs, 80, 140));
+}
+
 // At fd order 8 the fission at 80 live values extracts the derivatives themselves (about 200
 // temporaries, 31 GB of scratch at 256^3): the mapper does not offer it; at fd order 4 it
 // stores 9.

@@ -109,6 +109,15 @@ TEST(CpuMatchesInterpreterUnderFission, Bssn) {
   check_program(program, mappings);
 }
 
+// The same with the values several kernels compute stored once instead (FissionBudget::share).
+TEST(CpuMatchesInterpreterUnderFission, BssnWithSharedValuesStored) {
+  const calc::Program program = lower_file("par/bssn/bssn.edl", 4);
+  std::vector<calc::Mapping> mappings;
+  for (const calc::Calculation& c : program.calculations)
+    mappings.push_back(mapper::register_fit_mapping(c, 80, 140, 200));
+  check_program(program, mappings);
+}
+
 // Every function and operator form the DAG has, on values that include zeros, negatives and
 // ties (sign, abs, min, max, %), large and negative integer powers (repeated squaring),
 // non-integer powers, coordinates at offsets, and a two-stage calculation with an
