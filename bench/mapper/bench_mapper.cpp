@@ -184,12 +184,12 @@ nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt,
     std::FILE* tsv = opt.replay_tsv.empty() ? stdout : std::fopen(opt.replay_tsv.c_str(), "a");
     if (tsv == nullptr) throw std::runtime_error("cannot write " + opt.replay_tsv);
     if (tsv == stdout || std::ftell(tsv) == 0) std::fputs(replay_header(), tsv); // a new file
-    // The candidates come from --device (the recording's description, so the search makes the
-    // same ones); --replay-price prices them with another description (a change to a constant
-    // or a line size that would change the search's candidates).
+    // The recording's own candidates, read back from their keys (not this build's search),
+    // priced by --device or, given, --replay-price's description.
     const model::Device priced_by =
         opt.replay_price.empty() ? device : model::load_device(opt.replay_price);
-    replay(cands, recorded, b.name, priced_by, n, tsv);
+    replay(recorded_candidates(calc, priced_by, n, recorded, b.name), recorded, b.name, priced_by,
+           n, tsv);
     if (tsv != stdout) std::fclose(tsv);
     return out;
   }

@@ -163,6 +163,10 @@ void summarize(nlohmann::json& out, const Gpu& gpu);
 
 // replay.cpp: the candidates priced again against a recorded run (--replay), a row per kernel
 // written to `tsv` (replay_header's columns).
+// The recorded run's candidates, each mapping read back from its key and priced by `device`'s
+// model (replay.cpp); independent of this build's search.
+Candidates recorded_candidates(const calc::Calculation& calc, const model::Device& device, int n,
+                               const nlohmann::json& recorded, const std::string& name);
 void replay(const Candidates& cands, const nlohmann::json& recorded, const std::string& name,
             const model::Device& device, int n, std::FILE* tsv);
 const char* replay_header();

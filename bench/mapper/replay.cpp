@@ -1,16 +1,104 @@
 // bench_mapper --replay RUN.json: a recorded GPU run's candidates priced again by the model of
-// this build, without a GPU. The candidates are made again (the search and add_candidates are
-// deterministic for the same description, grid and seed) and matched to the recording by key;
-// each kernel takes the recording's ptxas resources and measured median. Writes one row per
-// kernel with the model's terms beside the measured time (TSV), so a change to the model, or a
-// fit of its constants, is judged against hundreds of measured kernels in seconds.
+// this build, without a GPU. Each candidate's mapping is read back from its key in the recording
+// (the short form and, per kernel, its stage, stores and temporaries: mapping_key), so a change
+// to the model, or to the search, is judged on exactly the kernels that ran; each kernel takes
+// the recording's ptxas resources and measured median. Writes one row per kernel with the
+// model's terms beside the measured time (TSV), so a change to the model, or a fit of its
+// constants, is judged against hundreds of measured kernels in seconds.
 #include "candidates.hpp"
+
+#include <fmt/format.h>
 
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <sstream>
+#include <stdexcept>
 
 namespace saguaro::bench::mapper_bench {
+
+namespace {
+
+std::vector<int> numbers(const std::string& list) {
+  std::vector<int> out;
+  std::istringstream in(list);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(std::stoi(item));
+  return out;
+}
+
+// The mapping a recorded candidate's key names (candidates.cpp, mapping_key): "k0[s0 z 32x8x8
+// phi:b +3tmp] k1[...]" then "|stage:stores:temporaries" per kernel. Throws on a key it cannot
+// read (a grid function `calc` does not have, a malformed block).
+calc::Mapping mapping_from_key(const calc::Calculation& calc, const std::string& key) {
+  const std::size_t bar = key.find('|');
+  if (bar == std::string::npos) throw std::runtime_error("no partition in the key");
+  calc::Mapping m;
+  std::istringstream parts(key.substr(bar + 1));
+  for (std::string part; std::getline(parts, part, '|');) {
+    const std::size_t a = part.find(':'), b = part.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos)
+      throw std::runtime_error("bad partition " + part);
+    calc::KernelMapping k;
+    k.stage = std::stoi(part.substr(0, a));
+    k.stores = numbers(part.substr(a + 1, b - a - 1));
+    for (int t : numbers(part.substr(b + 1))) k.temporaries.push_back(calc::NodeId(t));
+    m.kernels.push_back(std::move(k));
+  }
+  const std::string shortform = key.substr(0, bar);
+  std::size_t at = 0;
+  for (calc::KernelMapping& k : m.kernels) {
+    const std::size_t open = shortform.find('[', at), close = shortform.find(']', open);
+    if (open == std::string::npos || close == std::string::npos)
+      throw std::runtime_error("fewer kernels than partitions");
+    std::istringstream words(shortform.substr(open + 1, close - open - 1));
+    std::string stage, axis, dims, word, block;
+    words >> stage >> axis >> dims;
+    block = axis + " " + dims;
+    while (words >> word) {
+      if (word.size() > 3 && word.compare(word.size() - 3, 3, "/SM") == 0)
+        block += " " + word;
+      else if (word[0] == '+')
+        continue; // "+3tmp": the partition says which
+      else {
+        const std::size_t colon = word.rfind(':');
+        calc::Buffering b;
+        if (colon == std::string::npos || colon + 2 != word.size() ||
+            !calc::buffering_from_letter(word.back(), b))
+          throw std::runtime_error("bad buffering " + word);
+        const std::string name = word.substr(0, colon);
+        int g = -1;
+        for (std::size_t i = 0; i < calc.grid_functions.size(); ++i)
+          if (calc.grid_functions[i].name == name) g = int(i);
+        if (g < 0) throw std::runtime_error("no grid function " + name);
+        k.buffering[g] = b;
+      }
+    }
+    k.block = calc::parse_block_config(block);
+    at = close + 1;
+  }
+  return m;
+}
+
+} // namespace
+
+Candidates recorded_candidates(const calc::Calculation& calc, const model::Device& device, int n,
+                               const nlohmann::json& recorded, const std::string& name) {
+  Candidates out(calc, device, n);
+  for (const nlohmann::json& b : recorded.at("benchmarks"))
+    if (b.value("name", "") == name)
+      for (const nlohmann::json& c : b.at("candidates")) {
+        const std::string key = c.value("key", "");
+        const nlohmann::json kinds = c.value("kinds", nlohmann::json::array());
+        const std::string kind = kinds.empty() ? key : kinds.front().get<std::string>();
+        try {
+          out.add(mapping_from_key(calc, key), kind, true);
+        } catch (const std::exception& e) {
+          std::printf("  replay: %s: %s\n", kind.c_str(), e.what());
+        }
+      }
+  return out;
+}
 
 void replay(const Candidates& cands, const nlohmann::json& recorded, const std::string& name,
             const model::Device& device, int n, std::FILE* tsv) {
@@ -85,7 +173,7 @@ void replay(const Candidates& cands, const nlohmann::json& recorded, const std::
     }
   }
   std::printf("  replay: %d of %zu candidates matched the recording, %d kernels written\n", matched,
-              cands.list.size(), rows);
+              bench->at("candidates").size(), rows);
 }
 
 const char* replay_header() {

@@ -294,7 +294,18 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
   p.R_SND_RO = p.M_roc > 0 ? p.K_roc / (resident * p.M_roc) : inf;
   double c_misses = 0;
   for (const In& in : C) c_misses += (in.s.r_e + in.s.r_o) * (1 - sqrt_supply(p.R_SND_RO)) * plane;
-  p.D_L2_c = C.empty() ? 0 : (p.M_roc + c_misses) / plane;
+  // Beyond the paper: on GPUs whose L1 and shared memory are one array (Volta on) the cache
+  // holds 128-byte lines (M_roc, its capacity) but a miss fills 32-byte sectors (L2's line), so
+  // the rows' traffic from L2 is counted in sectors. In whole lines a 32-wide row of doubles
+  // with its halo cost 1.5 rows and a 64-wide one 1.25, and the model preferred 64-wide blocks
+  // that ran no faster (BSSN's fissions on the H100;
+  // bench/results/2026-11-28-model-sectors-H100.md).
+  double filled = p.M_roc;
+  if (d.unified_l1_shared_per_sm > 0) {
+    filled = 0;
+    for (const In& in : C) filled += round_line_plus(in.s.s_x + tx, LS_L2) * (1 + in.s.s_f) * tf;
+  }
+  p.D_L2_c = C.empty() ? 0 : (filled + c_misses) / plane;
   p.D_L2_store = alpha * kernel.stores;
   // Spilled values go to local memory through L1 and L2 (ptxas's bytes per thread, or the
   // estimate's; a thread computes one point per iteration).

@@ -220,6 +220,29 @@ TEST(Model, K20xmReadOnlyMatchesHandComputation) {
   expect_near_rel(p.T_lat, lat / 5, "T_lat");
 }
 
+// On a GPU whose L1 and shared memory are one array (the H100) the read-only cache holds
+// 128-byte lines but fills 32-byte sectors: M_roc (its capacity) counts lines, D_c^L2 (the
+// traffic) sectors, so a 64-wide row is no longer priced 17% cheaper per point than a 32-wide
+// one for its halo's rounding (1.0625 against 1.125 sectors' worth per element, not 1.25 / 1.5).
+TEST(Model, H100ReadOnlyTrafficCountsSectorsAndCapacityLines) {
+  for (const auto& [block, tx, tf] :
+       {std::tuple{"y 32x8x4", 32.0, 8.0}, std::tuple{"y 64x4x4", 64.0, 4.0}}) {
+    SCOPED_TRACE(block);
+    const model::Prediction p =
+        model::predict(microbench_kernel(Buffering::ReadOnly, block), h100());
+    ASSERT_TRUE(p.valid) << p.invalid_reason;
+    // Every A_n spans s_x = 2 along x: its rows are 16-element lines (M_roc) or 4-element
+    // sectors (the traffic) of tx + 2 elements each, so the two sums differ by that ratio.
+    const double lines = 16 * std::ceil((tx + 2) / 16 + 0.5);
+    const double sectors = 4 * std::ceil((tx + 2) / 4 + 0.5);
+    EXPECT_LT(sectors, lines);
+    const double miss = 1 - std::sqrt(std::clamp(p.R_SND_RO, 0.0, 1.0));
+    const double plane = tx * tf; // r_e + r_o = 3 per A_n
+    expect_near_rel(p.D_L2_c, (p.M_roc * sectors / lines + 10 * 3 * miss * plane) / plane,
+                    "D_L2_c");
+  }
+}
+
 TEST(Model, MoreUnbufferedOffsetsNeverReduceTraffic) {
   // One grid function read unbuffered at a growing set of offsets, on both descriptions.
   const std::vector<calc::Offset> all = {{0, 0, 0},  {1, 0, 0}, {-1, 0, 0}, {0, 1, 0},
