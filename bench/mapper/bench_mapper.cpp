@@ -36,9 +36,9 @@
 //   bench_mapper --compile-only --device FILE.yaml ...  (no GPU: also NVRTC for its arch)
 //   bench_mapper --replay RUN.json [--replay-tsv OUT.tsv] [--replay-price FILE.yaml]
 //                --device FILE.yaml ...
-//                (no GPU: the recorded run's candidates priced by this build's model with their
-//                recorded ptxas resources, a row per kernel beside its measured time; the
-//                candidates are made with --device, priced with --replay-price if given)
+//                (no GPU, no search: the recorded run's candidates, read back from their keys,
+//                priced by this build's model (--device, or --replay-price's description) with
+//                their recorded ptxas resources, a row per kernel beside its measured time)
 //
 // This file runs the benchmarks: the options, the mapper's search, and run_benchmark, which calls
 // the steps of candidates.cpp (the candidates), compile_and_time.cpp (compiling and timing them)
@@ -178,22 +178,6 @@ nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt,
   Candidate* model_c = cands.find_role("model");
   Candidate* default_c = cands.find_role("default");
 
-  if (!opt.replay_path.empty()) {
-    std::ifstream in(opt.replay_path);
-    const nlohmann::json recorded = nlohmann::json::parse(in);
-    std::FILE* tsv = opt.replay_tsv.empty() ? stdout : std::fopen(opt.replay_tsv.c_str(), "a");
-    if (tsv == nullptr) throw std::runtime_error("cannot write " + opt.replay_tsv);
-    if (tsv == stdout || std::ftell(tsv) == 0) std::fputs(replay_header(), tsv); // a new file
-    // The recording's own candidates, read back from their keys (not this build's search),
-    // priced by --device or, given, --replay-price's description.
-    const model::Device priced_by =
-        opt.replay_price.empty() ? device : model::load_device(opt.replay_price);
-    replay(recorded_candidates(calc, priced_by, n, recorded, b.name), recorded, b.name, priced_by,
-           n, tsv);
-    if (tsv != stdout) std::fclose(tsv);
-    return out;
-  }
-
   // --- compile and time (compile_and_time.cpp) -------------------------------------------
   const Timing timing = compile_and_time(cands, model_c, default_c, b, program, calc, opt, device,
                                          gpu, backend_options, threads, out);
@@ -329,6 +313,15 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "bench_mapper: " << e.what() << "\n";
     return 2;
+  }
+  if (!opt.replay_path.empty()) {
+    try {
+      run_replay(opt, benchmarks, device);
+      return 0;
+    } catch (const std::exception& e) {
+      std::cerr << "bench_mapper: " << e.what() << "\n";
+      return 1;
+    }
   }
   int threads =
       opt.jobs > 0 ? opt.jobs : std::clamp(int(std::thread::hardware_concurrency()), 1, 16);

@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <memory>
 #include <string>
@@ -161,14 +160,11 @@ void report_benchmark(const Candidates& cands, const Candidate* model_c, const C
                       nlohmann::json& out);
 void summarize(nlohmann::json& out, const Gpu& gpu);
 
-// replay.cpp: the candidates priced again against a recorded run (--replay), a row per kernel
-// written to `tsv` (replay_header's columns).
-// The recorded run's candidates, each mapping read back from its key and priced by `device`'s
-// model (replay.cpp); independent of this build's search.
-Candidates recorded_candidates(const calc::Calculation& calc, const model::Device& device, int n,
-                               const nlohmann::json& recorded, const std::string& name);
-void replay(const Candidates& cands, const nlohmann::json& recorded, const std::string& name,
-            const model::Device& device, int n, std::FILE* tsv);
-const char* replay_header();
+// replay.cpp, bench_mapper --replay: each benchmark's recorded candidates (Options::replay_path)
+// read back from their keys, priced by `device` (or Options::replay_price's description) with
+// their recorded ptxas resources, a row per kernel beside its measured time written to
+// Options::replay_tsv (stdout without). No search, no GPU.
+void run_replay(const Options& opt, const std::vector<bench::Benchmark>& benchmarks,
+                const model::Device& device);
 
 } // namespace saguaro::bench::mapper_bench

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -80,37 +81,30 @@ calc::Mapping mapping_from_key(const calc::Calculation& calc, const std::string&
   return m;
 }
 
-} // namespace
-
+// The benchmark's recorded candidates, each mapping read back from its key and priced by
+// `device`'s model; independent of this build's search.
 Candidates recorded_candidates(const calc::Calculation& calc, const model::Device& device, int n,
-                               const nlohmann::json& recorded, const std::string& name) {
+                               const nlohmann::json& bench) {
   Candidates out(calc, device, n);
-  for (const nlohmann::json& b : recorded.at("benchmarks"))
-    if (b.value("name", "") == name)
-      for (const nlohmann::json& c : b.at("candidates")) {
-        const std::string key = c.value("key", "");
-        const nlohmann::json kinds = c.value("kinds", nlohmann::json::array());
-        const std::string kind = kinds.empty() ? key : kinds.front().get<std::string>();
-        try {
-          out.add(mapping_from_key(calc, key), kind, true);
-        } catch (const std::exception& e) {
-          std::printf("  replay: %s: %s\n", kind.c_str(), e.what());
-        }
-      }
+  for (const nlohmann::json& c : bench.at("candidates")) {
+    const std::string key = c.value("key", "");
+    const nlohmann::json kinds = c.value("kinds", nlohmann::json::array());
+    const std::string kind = kinds.empty() ? key : kinds.front().get<std::string>();
+    try {
+      out.add(mapping_from_key(calc, key), kind, true);
+    } catch (const std::exception& e) {
+      std::printf("  replay: %s: %s\n", kind.c_str(), e.what());
+    }
+  }
   return out;
 }
 
-void replay(const Candidates& cands, const nlohmann::json& recorded, const std::string& name,
-            const model::Device& device, int n, std::FILE* tsv) {
-  const nlohmann::json* bench = nullptr;
-  for (const nlohmann::json& b : recorded.at("benchmarks"))
-    if (b.value("name", "") == name) bench = &b;
-  if (bench == nullptr) {
-    std::printf("  replay: the recording has no benchmark %s\n", name.c_str());
-    return;
-  }
+// A row per kernel of `cands` found in the recorded benchmark `bench` by key (the round trip of
+// mapping_from_key), written to `tsv` (replay_header's columns).
+void write_rows(const Candidates& cands, const nlohmann::json& bench, const std::string& name,
+                const model::Device& device, int n, std::FILE* tsv) {
   std::map<std::string, const nlohmann::json*> by_key;
-  for (const nlohmann::json& c : bench->at("candidates")) by_key[c.value("key", "")] = &c;
+  for (const nlohmann::json& c : bench.at("candidates")) by_key[c.value("key", "")] = &c;
   int matched = 0, rows = 0;
   for (const Candidate& c : cands.list) {
     auto at = by_key.find(c.key);
@@ -173,7 +167,7 @@ void replay(const Candidates& cands, const nlohmann::json& recorded, const std::
     }
   }
   std::printf("  replay: %d of %zu candidates matched the recording, %d kernels written\n", matched,
-              bench->at("candidates").size(), rows);
+              bench.at("candidates").size(), rows);
 }
 
 const char* replay_header() {
@@ -181,6 +175,34 @@ const char* replay_header() {
          "spill_bytes\tblocks_per_sm\toccupancy\tT_L2_s\tT_GM_s\tT_lat_s\ts_i_s\tT_launch_s\t"
          "D_L2\tD_L2_c\tD_GM\tN_g\tN_L2\tN_s\tN_b\tN_c\tN_f\tfp_instructions\tfma\tflops\t"
          "inputs\tstores\tcandidate_measured_s\n";
+}
+
+} // namespace
+
+void run_replay(const Options& opt, const std::vector<bench::Benchmark>& benchmarks,
+                const model::Device& device) {
+  std::ifstream in(opt.replay_path);
+  if (!in) throw std::runtime_error("cannot read " + opt.replay_path);
+  const nlohmann::json recorded = nlohmann::json::parse(in);
+  const model::Device priced_by =
+      opt.replay_price.empty() ? device : model::load_device(opt.replay_price);
+  std::FILE* tsv = opt.replay_tsv.empty() ? stdout : std::fopen(opt.replay_tsv.c_str(), "a");
+  if (tsv == nullptr) throw std::runtime_error("cannot write " + opt.replay_tsv);
+  if (tsv == stdout || std::ftell(tsv) == 0) std::fputs(replay_header(), tsv); // a new file
+  for (const bench::Benchmark& b : benchmarks) {
+    std::printf("\n== %s (replay of %s)\n", b.name.c_str(), opt.replay_path.c_str());
+    const nlohmann::json* bench = nullptr;
+    for (const nlohmann::json& r : recorded.at("benchmarks"))
+      if (r.value("name", "") == b.name) bench = &r;
+    if (bench == nullptr) {
+      std::printf("  replay: the recording has no benchmark %s\n", b.name.c_str());
+      continue;
+    }
+    const bench::LoadedBenchmark loaded = bench::load_benchmark(b);
+    write_rows(recorded_candidates(loaded.calculation(), priced_by, opt.n, *bench), *bench, b.name,
+               priced_by, opt.n, tsv);
+  }
+  if (tsv != stdout) std::fclose(tsv);
 }
 
 } // namespace saguaro::bench::mapper_bench

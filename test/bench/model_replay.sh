@@ -17,7 +17,7 @@ gunzip -c "$src/bench/results/raw/2026-11-28-mapper-bssn-sectors-H100.json.gz" >
 for b in maxwell microbench bssn; do
   run=$dir/run.json tsv=$dir/replay.tsv
   [[ $b == bssn ]] && run=$dir/bssn.json tsv=$dir/bssn.tsv
-  line=$("$mapper" --benchmarks "$b" --n 256 --samples 0 --device "$src/configs/devices/h100.yaml" \
+  line=$("$mapper" --benchmarks "$b" --n 256 --device "$src/configs/devices/h100.yaml" \
     --replay "$run" --replay-tsv "$tsv" | grep 'replay:')
   echo "$b:$line"
   read -r matched total < <(echo "$line" | sed -E 's/.*replay: ([0-9]+) of ([0-9]+) candidates.*/\1 \2/')
