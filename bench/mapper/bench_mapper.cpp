@@ -46,6 +46,7 @@
 #include "candidates.hpp"
 
 #include "../common/benchmarks.hpp"
+#include "../common/patch.hpp"
 #include "calc/mapping.hpp"
 #include "mapper/mapper.hpp"
 #include "model/model.hpp"
@@ -115,6 +116,10 @@ nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt,
   calc::Program program = loaded.program;
   program.calculations = {calc};
   const int n = opt.n;
+  // The candidates are compiled for the patch they run over, strides as constants, as a run
+  // prints its kernels (before 2026-11-28 they took the strides from the geometry argument:
+  // other kernels than a run's, BSSN's 1.2-1.5x slower).
+  backend_options.array_layout = bench::patch_layout(calc, n);
   nlohmann::json out = {{"name", b.name},
                         {"edl", b.file},
                         {"fd_order", b.fd_order},

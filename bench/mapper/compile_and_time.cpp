@@ -117,13 +117,16 @@ std::string first_line(const std::string& text) {
 // Without a GPU (`record`), the outcome is the candidate's result: its status, NVRTC's error,
 // ptxas's resources and the prediction with them.
 void precompile(std::vector<Candidate>& list, const calc::Program& program, const std::string& arch,
-                const std::string& cache, int threads, bool record, const model::Device& device,
-                int n) {
+                const runtime::BackendOptions& backend_options, int threads, bool record,
+                const model::Device& device, int n) {
+  const std::string& cache = backend_options.cache_dir;
+  const std::optional<calc::ArrayLayout>& layout = backend_options.array_layout;
   // Generating is checked here, single-threaded, so that a mapping that does not fit says so.
   std::vector<char> generates(list.size(), 0);
   for (std::size_t i = 0; i < list.size(); ++i) {
     try {
-      generates[i] = !codegen::generate_cuda(program, {list[i].mapping}).kernels.empty();
+      generates[i] =
+          !codegen::generate_cuda(program, {list[i].mapping}, {}, -1, layout).kernels.empty();
     } catch (const std::exception& e) {
       if (record) {
         list[i].status = "compile failed";
@@ -143,7 +146,8 @@ void precompile(std::vector<Candidate>& list, const calc::Program& program, cons
     for (std::size_t i = next++; i < list.size(); i = next++) {
       if (!generates[i]) continue;
       try {
-        modules[i] = runtime::cuda::compile_generated(program, {list[i].mapping}, arch, options, 0);
+        modules[i] =
+            runtime::cuda::compile_generated(program, {list[i].mapping}, arch, options, 0, layout);
       } catch (const std::exception& e) {
         errors[i] = first_line(e.what()); // the backend's compile() tries again and says so
       }
@@ -202,7 +206,7 @@ Timing compile_and_time(Candidates& cands, Candidate* model_c, Candidate* defaul
     const auto t0 = std::chrono::steady_clock::now();
     std::fprintf(stderr, "bench_mapper: %s: compiling %zu candidates for %s with %d threads...\n",
                  b.name.c_str(), list.size(), arch.c_str(), threads);
-    precompile(list, program, arch, backend_options.cache_dir, threads, !gpu.present, device, n);
+    precompile(list, program, arch, backend_options, threads, !gpu.present, device, n);
     precompile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::fprintf(stderr, "bench_mapper: %s: compiled in %.1f s\n", b.name.c_str(), precompile_s);
   } else {

@@ -52,7 +52,8 @@ int live_value_budget(double max_registers_per_thread);
 // greedy's partitions are not better the tighter or the looser the budget, so the empirical
 // finish times several and keeps the fastest. BSSN's right-hand side at 256^3 on the H100,
 // unbuffered at z 32x8x8, bench_mapper over 25 pairs (bench/results/2026-11-28-model-refit-H100.md;
-// without the run's array-layout constants, which take ~15% off every one):
+// without the run's array-layout constants; with them, 2026-11-28-mapper-layout-H100.md, 80 merged
+// to 150 22.3 ms, 130 24.4, 171 25.8, 110 28.7, 70 to 110 26.2, 110 to 130 29.9):
 //   fd order 4: extract 80 live values (0.73), merged to 110: 26.4 ms (7 kernels), 150: 28.0,
 //   130: 28.7, 171: 30.5, 80: 35.1; extract 70 merged to 130: 29.0; extract 95 or 110: 33-45;
 //   the one kernel 60.5 ms;
