@@ -21,6 +21,14 @@ namespace saguaro::bench::mapper_bench {
 
 namespace {
 
+// The model's time for a candidate with ptxas's resources of every kernel (the price the run's
+// mapper chooses by, docs/mapper.md); NaN when a kernel was not compiled.
+double ptxas_priced_seconds(const Candidate& c) {
+  double sum = c.kernels.empty() ? kNaN : 0.0;
+  for (const KernelResult& r : c.kernels) sum += r.predicted_ptxas_s;
+  return sum;
+}
+
 nlohmann::json number_or_null(double x) {
   return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json();
 }
@@ -46,14 +54,7 @@ nlohmann::json candidate_json(const Candidate& c) {
     }
     kernels.push_back(std::move(j));
   }
-  double ptxas = 0;
-  bool have_ptxas = !c.kernels.empty();
-  for (const KernelResult& r : c.kernels) {
-    if (std::isnan(r.predicted_ptxas_s))
-      have_ptxas = false;
-    else
-      ptxas += r.predicted_ptxas_s;
-  }
+  const double ptxas = ptxas_priced_seconds(c);
   auto stats = [](const std::vector<double>& v) {
     if (v.empty()) return nlohmann::json();
     return nlohmann::json{{"median_s", runtime::median(v)},
@@ -75,7 +76,7 @@ nlohmann::json candidate_json(const Candidate& c) {
           {"origin", c.priced.origin},
           {"kernels_count", c.mapping.kernels.size()},
           {"predicted_s", number_or_null(c.priced.seconds)},
-          {"predicted_ptxas_s", have_ptxas ? number_or_null(ptxas) : nlohmann::json()},
+          {"predicted_ptxas_s", number_or_null(ptxas)},
           {"status", c.status},
           {"error", c.error},
           {"compile_s", c.compile_seconds},
@@ -137,6 +138,21 @@ void report_benchmark(const Candidates& cands, const Candidate* model_c, const C
         (predicted_best == nullptr || c.priced.seconds < predicted_best->priced.seconds))
       predicted_best = &c;
 
+  // The candidate the model ranks first with ptxas's resources, as a run's mapper does, and
+  // its first-pass time against the fastest first pass (the figure issues 20 and 21 judge).
+  const Candidate* ptxas_pick = nullptr;
+  const Candidate* first_fastest = nullptr;
+  for (const Candidate& c : list) {
+    if (std::isnan(c.measured)) continue;
+    if (first_fastest == nullptr || c.measured < first_fastest->measured) first_fastest = &c;
+    const double p = ptxas_priced_seconds(c);
+    if (std::isfinite(p) && (ptxas_pick == nullptr || p < ptxas_priced_seconds(*ptxas_pick)))
+      ptxas_pick = &c;
+  }
+  const double ptxas_ratio = ptxas_pick != nullptr && first_fastest != nullptr
+                                 ? first_fastest->measured / ptxas_pick->measured
+                                 : kNaN;
+
   auto brief = [](const Candidate* c) {
     if (c == nullptr) return nlohmann::json();
     return nlohmann::json{{"mapping", c->short_form},
@@ -163,6 +179,8 @@ void report_benchmark(const Candidates& cands, const Candidate* model_c, const C
         if (c == model_c) break;
       }
   out["ratio"] = number_or_null(ratio);
+  out["ptxas_pick"] = brief(ptxas_pick);
+  out["ratio_ptxas_pick"] = number_or_null(ptxas_ratio);
   // The stand-in: the model's first choice among the candidates that ran.
   double fallback_ratio = kNaN;
   if (fallback_c != nullptr && best_c != nullptr && !std::isnan(fallback_c->final_measured))
@@ -226,6 +244,10 @@ void report_benchmark(const Candidates& cands, const Candidate* model_c, const C
   if (!std::isnan(ratio))
     std::printf("  ratio best/model = %.3f (target >= %.2f: %s); model/default speedup %.2fx\n",
                 ratio, kTargetRatio, ratio >= kTargetRatio ? "met" : "NOT met", speedup);
+  if (!std::isnan(ptxas_ratio))
+    std::printf("  with ptxas's registers the model picks %s (%s first pass): %.3f of the "
+                "fastest first pass\n",
+                ptxas_pick->short_form.c_str(), us(ptxas_pick->measured).c_str(), ptxas_ratio);
   std::printf("  %d timed, skipped: %d compile failed, %d load failed%s (too much shared memory), "
               "%d launch failed, %d invalid for the model (left out before compiling)\n",
               timed, cands.skipped.compile_failed, cands.skipped.load_failed,
@@ -242,12 +264,13 @@ void report_benchmark(const Candidates& cands, const Candidate* model_c, const C
 // The summary of all benchmarks (out["benchmarks"]): a table on stdout and out["summary"].
 void summarize(nlohmann::json& out, const Gpu& gpu) {
   // --- summary ---------------------------------------------------------------------------
-  std::printf("\nsummary (ratio = best measured / model's measured, target >= %.2f; search "
-              "target < %.0f ms)\n",
+  std::printf("\nsummary (ratio = best measured / model's measured, target >= %.2f; ptxas = the "
+              "same for the model's pick with ptxas's registers, first pass; search target < "
+              "%.0f ms)\n",
               kTargetRatio, kTargetSearchSeconds * 1e3);
-  std::printf("%-11s %10s %10s %10s %7s %10s %8s %10s %8s %6s %7s\n", "benchmark", "pred.[us]",
-              "model[us]", "best[us]", "ratio", "dflt[us]", "speedup", "search[ms]", "calls",
-              "timed", "skipped");
+  std::printf("%-11s %10s %10s %10s %7s %7s %10s %8s %10s %8s %6s %7s\n", "benchmark", "pred.[us]",
+              "model[us]", "best[us]", "ratio", "ptxas", "dflt[us]", "speedup", "search[ms]",
+              "calls", "timed", "skipped");
   bool all_met = gpu.present;
   double worst_ratio = kNaN, worst_search = 0;
   for (const nlohmann::json& bj : out["benchmarks"]) {
@@ -271,11 +294,13 @@ void summarize(nlohmann::json& out, const Gpu& gpu) {
     auto f = [](double x, double scale, int digits) {
       return std::isnan(x) ? std::string("-") : fmt::format("{:.{}f}", x * scale, digits);
     };
+    const double ptxas_ratio = bj.contains("ratio_ptxas_pick") ? num(bj["ratio_ptxas_pick"]) : kNaN;
     std::printf(
-        "%-11s %10s %10s %10s %7s %10s %8s %10s %8s %6d %7d\n",
+        "%-11s %10s %10s %10s %7s %7s %10s %8s %10s %8s %6d %7d\n",
         bj["name"].get<std::string>().c_str(), f(get("model", "predicted_s"), 1e6, 1).c_str(),
         f(get("model", "final_s"), 1e6, 1).c_str(), f(get("best", "final_s"), 1e6, 1).c_str(),
-        f(ratio, 1, 3).c_str(), f(get("default", "final_s"), 1e6, 1).c_str(),
+        f(ratio, 1, 3).c_str(), f(ptxas_ratio, 1, 3).c_str(),
+        f(get("default", "final_s"), 1e6, 1).c_str(),
         std::isnan(speedup) ? "-" : fmt::format("{:.2f}x", speedup).c_str(),
         f(search, 1e3, 1).c_str(),
         bj.contains("search") ? std::to_string(bj["search"].value("model_calls", 0L)).c_str() : "-",
