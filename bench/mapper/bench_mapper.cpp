@@ -118,7 +118,7 @@ nlohmann::json run_benchmark(const bench::Benchmark& b, const Options& opt,
   const int n = opt.n;
   // The candidates are compiled for the patch they run over, strides as constants, as a run
   // prints its kernels (before 2026-11-28 they took the strides from the geometry argument:
-  // other kernels than a run's, BSSN's 1.2-1.5x slower).
+  // other kernels than a run's, 0.26-2.4x their times, 2026-11-28-mapper-layout-H100.md).
   backend_options.array_layout = bench::patch_layout(calc, n);
   nlohmann::json out = {{"name", b.name},
                         {"edl", b.file},
