@@ -1,21 +1,26 @@
 #!/usr/bin/env python3
 """Fit the GPU model's empirical constants to measured generated kernels.
 
-    python3 bench/model/fit_constants.py REPLAY.tsv [--fit parallel_global,parallel_l2,beta]
+    python3 bench/model/fit_constants.py REPLAY.tsv[@DEVICE.yaml] [MORE.tsv[@DEVICE.yaml] ...]
+                                         [--fit parallel_global,parallel_l2,beta]
                                          [--device configs/devices/h100.yaml]
                                          [--at parallel_global=3,parallel_l2=3,beta=0.8]
 
 REPLAY.tsv comes from `bench_mapper --replay RUN.json --replay-tsv REPLAY.tsv` (one row per
 kernel: the model's terms with ptxas's resources beside the measured median; several runs and
 benchmarks may be appended to one file). The model's time is rebuilt from the terms
-(docs/model.md: T_lat = sum N L / plane / resident with N = ceil(D / lambda), eq. 1 with beta,
-at least s_i) and checked against the replayed prediction; then the named constants are fitted
+(docs/model.md: T_lat = sum N L / plane / resident with N = ceil(D / lambda), lambda_g and
+lambda_L2 scaled by (registers / 64)^parallel_register_exponent, eq. 1 with beta, at least s_i)
+and checked against the replayed prediction; then the named constants are fitted
 by coordinate descent to the mean over benchmarks of the mean |log(predicted / measured)|
 (each benchmark weighs the same, however many kernels it has). Prints, before and after, per
 benchmark: the kernels' median |error|, and over its candidates (a candidate's kernels summed)
 the median |error|, Spearman's rank correlation and the measured time of the model's pick
 against the fastest measured; --at also reports the model at other values of the constants (the
-paper's, say) on the same kernels. Standard library only (and bench/common/numbers_common.py).
+paper's, say) on the same kernels. Several TSVs, each with its GPU's description
+(FILE.tsv@DEVICE.yaml; --device for those without), are fitted together: one set of constants
+for GPUs of one SM design, each with its own latencies, its benchmarks named "h200 bssn".
+Standard library only (and bench/common/numbers_common.py).
 """
 import csv
 import math
@@ -32,6 +37,7 @@ LATENCY_KEYS = {"g": "dram_latency", "l2": "l2_latency", "c": "readonly_latency"
                 "m": "iteration_overhead"}
 PARALLEL_KEYS = {"parallel_global": "g", "parallel_l2": "l2", "parallel_readonly": "c",
                  "parallel_fp": "f"}
+EXPONENT = "parallel_register_exponent"
 
 
 def device_values(path):
@@ -64,20 +70,28 @@ class Model:
         self.lat = {k: dev[v] for k, v in LATENCY_KEYS.items()}
         self.constants = {name: dev[name] for name in PARALLEL_KEYS}
         self.constants["beta"] = dev["beta"]
+        self.constants[EXPONENT] = dev.get(EXPONENT, 0.0)  # absent: the paper's constant lambdas
 
     def latency_sum(self, r, c):
-        n = {"g": r["D_GM"] / c["parallel_global"], "l2": r["D_L2"] / c["parallel_l2"],
+        # lambda_g and lambda_L2 scale as (registers / 64)^gamma_R (src/model/model.cpp; with
+        # ptxas's count only, which every replayed kernel carries).
+        g = c[EXPONENT]
+        s = 1.0 if g == 0 else (max(r["registers"], 16) / 64.0) ** g
+        n = {"g": r["D_GM"] / (c["parallel_global"] * s), "l2": r["D_L2"] / (c["parallel_l2"] * s),
              "c": r["D_L2_c"] / c["parallel_readonly"], "f": r["flops"] / c["parallel_fp"]}
         # Shared loads and barriers enter as the replay counted them (lambda_s, lambda_b fixed).
-        return (sum(math.ceil(n[k] - 1e-9) * self.lat[k] for k in n) + r["N_s"] * self.lat["s"] +
-                r["N_b"] * self.lat["b"] + self.lat["m"])
+        lat = r["lat"]  # the row's own GPU's latencies
+        return (sum(math.ceil(n[k] - 1e-9) * lat[k] for k in n) + r["N_s"] * lat["s"] +
+                r["N_b"] * lat["b"] + lat["m"])
 
     def calibrate_row(self, r):
         # Seconds per latency cycle of this kernel (plane, resident blocks, rounds, clock).
+        r["lat"], r["own"] = self.lat, self.constants
         r["K"] = r["T_lat_s"] / self.latency_sum(r, self.constants)
         r["T_data"] = max(r["T_L2_s"], r["T_GM_s"])
 
     def predict(self, r, c):
+        c = c or r["own"]  # None: the row's own description's constants
         t_lat = r["K"] * self.latency_sum(r, c)
         beta = c["beta"]
         t = beta * max(r["T_data"], t_lat) + (1 - beta) * (r["T_data"] + t_lat) / 2
@@ -102,7 +116,7 @@ def objective(model, benches, c):
 
 
 def fit(model, benches, names):
-    c = dict(model.constants)
+    c = dict(model.constants)  # the first description's, shared by every row
     best = objective(model, benches, c)
     for _ in range(10):
         moved = False
@@ -113,6 +127,11 @@ def fit(model, benches, names):
                     trial[name] = c[name] * factor
                     if name == "beta":
                         trial[name] = min(1.0, max(0.0, trial[name]))
+                    elif name == EXPONENT:  # steps added, so that it can leave 0
+                        step = {2: 0.25, 1.5: 0.125, 1.25: 0.0625, 1.1: 0.03125}.get(
+                            factor, -{2: 0.25, 1.5: 0.125, 1.25: 0.0625, 1.1: 0.03125}.get(
+                                1 / factor, 0.0))
+                        trial[name] = min(2.0, max(0.0, c[name] + step))
                     else:
                         trial[name] = min(256.0, max(0.5, trial[name]))
                     value = objective(model, benches, trial)
@@ -126,7 +145,8 @@ def fit(model, benches, names):
 
 
 def report(model, benches, c, label):
-    print(f"{label}: " + ", ".join(f"{k} {v:.3g}" for k, v in c.items()) +
+    shown = c or model.constants
+    print(f"{label}: " + ", ".join(f"{k} {v:.3g}" for k, v in shown.items()) +
           f"; mean |log error| {objective(model, benches, c):.4f}")
     every = []
     for name, rs in benches.items():
@@ -158,10 +178,10 @@ def main():
     if not args or args[0].startswith("-"):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    path, names, device = args[0], ["parallel_global", "parallel_l2", "beta"], \
+    paths, names, device = [], ["parallel_global", "parallel_l2", "beta"], \
         "configs/devices/h100.yaml"
     at = {}
-    i = 1
+    i = 0
     while i < len(args):
         if args[i] == "--fit" and i + 1 < len(args):
             names = args[i + 1].split(",")
@@ -172,21 +192,37 @@ def main():
         elif args[i] == "--device" and i + 1 < len(args):
             device = args[i + 1]
             i += 2
+        elif not args[i].startswith("-"):
+            paths.append(args[i])
+            i += 1
         else:
             print(__doc__, file=sys.stderr)
             sys.exit(2)
-    model = Model(device_values(device))
-    rows = load(path)
-    for r in rows:
-        model.calibrate_row(r)
-    worst = max(abs(model.predict(r, model.constants) - r["predicted_s"]) / r["predicted_s"]
-                for r in rows)
-    if worst > 1e-6:
-        print(f"fit_constants.py: the rebuilt model differs from the replayed prediction by up to "
-              f"{worst:.2g} (another model or description?)", file=sys.stderr)
-        sys.exit(1)
+    # Each TSV with its GPU's description (FILE.tsv@DEVICE.yaml, else --device); with several,
+    # a benchmark is named with its description's file name ("h200 bssn") and the constants
+    # fitted are shared by all.
+    rows, models = [], []
+    for spec in paths:
+        path, _, dev = spec.partition("@")
+        dev = dev or device
+        model = Model(device_values(dev))
+        models.append(model)
+        part = load(path)
+        for r in part:
+            model.calibrate_row(r)
+            if len(paths) > 1:
+                r["benchmark"] = os.path.splitext(os.path.basename(dev))[0] + " " + r["benchmark"]
+        worst = max(abs(model.predict(r, None) - r["predicted_s"]) / r["predicted_s"] for r in part)
+        if worst > 1e-6:
+            print(f"fit_constants.py: {path}: the rebuilt model differs from the replayed "
+                  f"prediction by up to {worst:.2g} (another model or description?)",
+                  file=sys.stderr)
+            sys.exit(1)
+        rows += part
+    model = models[0]
     benches = by_benchmark(rows)
-    report(model, benches, model.constants, "the description's constants")
+    report(model, benches, None, "the description's constants" if len(paths) == 1 else
+           "each description's own constants")
     if at:
         report(model, benches, dict(model.constants, **at), "at " + ",".join(at))
     fitted, _ = fit(model, benches, names)

@@ -83,6 +83,10 @@ const std::vector<Quantity>& quantities() {
        &Device::parallel_readonly, true},
       {"parallel_fp", "count", "lambda_f", "FP operations in flight per thread",
        &Device::parallel_fp, true},
+      {"parallel_register_exponent", "1", "gamma_R",
+       "lambda_g and lambda_L2 scale as (registers per thread / 64)^gamma_R (absent: 0, the "
+       "paper's constants)",
+       &Device::parallel_register_exponent, false, true},
       {"iteration_overhead", "cycles", "L_m", "per iteration per thread block",
        &Device::iteration_overhead, true},
       {"beta", "1", "beta", "eq. 1: non-interference of data and latency", &Device::beta, true},

@@ -70,6 +70,9 @@ struct Device {
   double iteration_overhead = 0; // L_m, per iteration per thread block [cycles]
   double beta = 0;               // beta of eq. 1, non-interference of data and latency [1]
   double chemora_overlap = 0;    // Chemora's 0.35: the share of the non-maximal parts added [1]
+  // Beyond the paper: lambda_g and lambda_L2 scale as (ptxas's registers per thread / 64)^this
+  // (0: the paper's constants; docs/model.md) [1]
+  double parallel_register_exponent = 0;
 
   // --- CPU (kind "cpu": the CPU backend's roofline) ----------------------------------------
   double cores = 0;     // [count]

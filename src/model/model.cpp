@@ -360,8 +360,19 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
     barriers += in.t.barriers;
   }
   const long n_fp = kernel.flops.total();
-  p.N_g = std::ceil(p.D_GM_total / d.parallel_global);
-  p.N_L2 = std::ceil(p.D_L2_total / d.parallel_l2);
+  // Beyond the paper: a thread keeps more global and L2 loads in flight the more registers it
+  // has (the compiler issues its loads earlier and holds them), so lambda_g and lambda_L2 are
+  // those of a 64-register thread scaled by (registers / 64)^gamma_R. With constant lambdas the
+  // model priced 255-register kernels as too latency-bound and 32-register ones as too little
+  // (bench/results/2026-11-28-model-registers-H100-H200.md). Only with ptxas's count: on the
+  // search's estimate the term chose kernels of many estimated registers that ptxas then gave
+  // fewer (B3 on the H200: 1,286 against 771 us).
+  const double in_flight =
+      d.parallel_register_exponent == 0 || !p.registers_from_ptxas
+          ? 1.0
+          : std::pow(std::max(p.registers_per_thread, 16) / 64.0, d.parallel_register_exponent);
+  p.N_g = std::ceil(p.D_GM_total / (d.parallel_global * in_flight));
+  p.N_L2 = std::ceil(p.D_L2_total / (d.parallel_l2 * in_flight));
   p.N_s = std::ceil(shared_loads / d.parallel_shared);
   p.N_b = std::ceil(barriers / d.parallel_barrier);
   p.N_c = std::ceil(p.D_L2_c / d.parallel_readonly);

@@ -6,13 +6,13 @@
 # kernels, bench/results/raw/2026-11-28-mapper-bssn-layout-H100.json.gz); bench/model/
 # fit_constants.py must rebuild this build's prediction of every kernel from the replayed terms
 # (exit 1 otherwise), the model with configs/devices/h100.yaml must stay within a median |error|
-# of 20% of the measured kernels of maxwell and microbench (17.5% with the model of 2026-11-28),
-# and its ptxas-priced pick among BSSN's 104 candidates within 0.95 of the fastest measured
-# (issue 21; 0.973 with the model of 2026-11-28). The same for the H200 with its own fitted
-# description (configs/devices/h200.yaml): BSSN fd 4 and 8 as a run's kernels
+# of 20% of the measured kernels of maxwell and microbench (14.1% with the model of 2026-11-28,
+# the register term's constants; 17.5% before it), and its ptxas-priced pick among BSSN's 104
+# candidates within 0.95 of the fastest measured (issue 21; 0.973). The same for the H200 with
+# its description (configs/devices/h200.yaml): BSSN fd 4 and 8 as a run's kernels
 # (raw/2026-11-28-mapper-bssn{,8}-layout-H200.json.gz), the pick within 0.95 of the fastest
-# (0.974 and 0.978) and the fd 4 kernels' median |error| at most 25% (18.3% with the fitted
-# constants, 39.8% with the paper's: bench/results/2026-11-28-model-fit-H200.md).
+# (0.974 and 0.978) and the fd 4 kernels' median |error| at most 25% (12.3%; 39.8% with the
+# paper's constants: bench/results/2026-11-28-model-registers-H100-H200.md).
 #   model_replay.sh PYTHON3 BENCH_MAPPER SOURCE_DIR
 set -euo pipefail
 py=$1 mapper=$2 src=$3

@@ -337,6 +337,35 @@ TEST(Model, RegistersFromPtxasReplaceTheEstimate) {
   EXPECT_FALSE(model::predict(k, h100()).registers_from_ptxas);
 }
 
+// lambda_g and lambda_L2 scale as (registers / 64)^gamma_R with ptxas's count (h100.yaml: 0.5):
+// at 64 registers they are the description's, at 256 twice, at 16 half; the search's estimate
+// and gamma_R = 0 leave them constant.
+TEST(Model, LoadsInFlightGrowWithPtxasRegisters) {
+  const model::KernelProfile k = microbench_kernel(Buffering::Unbuffered, "y 32x4x1");
+  model::Device d = h100();
+  ASSERT_EQ(d.parallel_register_exponent, 0.5);
+  auto at = [&](const model::Device& dev, int registers) {
+    model::CompiledResources r;
+    r.registers = registers;
+    return model::predict(k, dev, r);
+  };
+  for (int regs : {16, 64, 256}) {
+    const model::Prediction p = at(d, regs);
+    const double scale = std::sqrt(regs / 64.0);
+    EXPECT_EQ(p.N_g, std::ceil(p.D_GM_total / (d.parallel_global * scale))) << regs;
+    EXPECT_EQ(p.N_L2, std::ceil(p.D_L2_total / (d.parallel_l2 * scale))) << regs;
+  }
+  EXPECT_GT(at(d, 16).N_g, at(d, 256).N_g);
+  // The estimate's registers do not scale them.
+  const model::Prediction estimated = model::predict(k, d);
+  EXPECT_FALSE(estimated.registers_from_ptxas);
+  EXPECT_EQ(estimated.N_g, std::ceil(estimated.D_GM_total / d.parallel_global));
+  // Without the exponent (the paper's model) the register count leaves them alone.
+  d.parallel_register_exponent = 0;
+  EXPECT_EQ(at(d, 16).N_g, at(d, 256).N_g);
+  EXPECT_EQ(at(d, 16).N_g, std::ceil(at(d, 16).D_GM_total / d.parallel_global));
+}
+
 // Before ptxas has seen a kernel, its registers come from the DAG (model.hpp's fit):
 // R = 40 + 0.23 flops - 0.32 loads, less one element per input for n_reg^inter.
 TEST(Model, RegisterEstimateIsTheFit) {
