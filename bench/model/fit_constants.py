@@ -115,31 +115,36 @@ def objective(model, benches, c):
     return statistics.mean(per)
 
 
+# The coordinate descent's moves, largest first: the constants multiplied, the register exponent
+# stepped by the same ranks added (so that it can leave 0).
+FACTORS = (2, 1.5, 1.25, 1.1, 1 / 1.1, 1 / 1.25, 1 / 1.5, 1 / 2)
+EXPONENT_STEPS = (0.25, 0.125, 0.0625, 0.03125, -0.03125, -0.0625, -0.125, -0.25)
+
+
+def moved(name, value, k):
+    """The constant `name` at `value` after move k, within its range."""
+    if name == EXPONENT:
+        return min(2.0, max(0.0, value + EXPONENT_STEPS[k]))
+    value *= FACTORS[k]
+    return min(1.0, max(0.0, value)) if name == "beta" else min(256.0, max(0.5, value))
+
+
 def fit(model, benches, names):
     c = dict(model.constants)  # the first description's, shared by every row
     best = objective(model, benches, c)
     for _ in range(10):
-        moved = False
+        progress = False
         for name in names:
-            for factor in (2, 1.5, 1.25, 1.1, 1 / 1.1, 1 / 1.25, 1 / 1.5, 1 / 2):
+            for k in range(len(FACTORS)):
                 while True:
                     trial = dict(c)
-                    trial[name] = c[name] * factor
-                    if name == "beta":
-                        trial[name] = min(1.0, max(0.0, trial[name]))
-                    elif name == EXPONENT:  # steps added, so that it can leave 0
-                        step = {2: 0.25, 1.5: 0.125, 1.25: 0.0625, 1.1: 0.03125}.get(
-                            factor, -{2: 0.25, 1.5: 0.125, 1.25: 0.0625, 1.1: 0.03125}.get(
-                                1 / factor, 0.0))
-                        trial[name] = min(2.0, max(0.0, c[name] + step))
-                    else:
-                        trial[name] = min(256.0, max(0.5, trial[name]))
+                    trial[name] = moved(name, c[name], k)
                     value = objective(model, benches, trial)
                     if value < best - 1e-7:
-                        best, c, moved = value, trial, True
+                        best, c, progress = value, trial, True
                     else:
                         break
-        if not moved:
+        if not progress:
             break
     return c, best
 

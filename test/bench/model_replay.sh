@@ -18,16 +18,22 @@ set -euo pipefail
 py=$1 mapper=$2 src=$3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+# replay BENCHMARK RUN.json OUT.tsv DEVICE.yaml LABEL: bench_mapper's replay, every recorded
+# candidate read back from its key.
+replay() {
+  local line matched total
+  line=$("$mapper" --benchmarks "$1" --n 256 --device "$4" --replay "$2" --replay-tsv "$3" |
+    grep 'replay:')
+  echo "$5:$line"
+  read -r matched total < <(echo "$line" | sed -E 's/.*replay: ([0-9]+) of ([0-9]+) candidates.*/\1 \2/')
+  [[ "$matched" -gt 0 && "$matched" == "$total" ]] || { echo "not every candidate matched"; exit 1; }
+}
 gunzip -c "$src/bench/results/raw/2026-11-28-mapper-b1-b4-refit-H100.json.gz" > "$dir/run.json"
 gunzip -c "$src/bench/results/raw/2026-11-28-mapper-bssn-layout-H100.json.gz" > "$dir/bssn.json"
 for b in maxwell microbench bssn; do
   run=$dir/run.json tsv=$dir/replay.tsv
   [[ $b == bssn ]] && run=$dir/bssn.json tsv=$dir/bssn.tsv
-  line=$("$mapper" --benchmarks "$b" --n 256 --device "$src/configs/devices/h100.yaml" \
-    --replay "$run" --replay-tsv "$tsv" | grep 'replay:')
-  echo "$b:$line"
-  read -r matched total < <(echo "$line" | sed -E 's/.*replay: ([0-9]+) of ([0-9]+) candidates.*/\1 \2/')
-  [[ "$matched" -gt 0 && "$matched" == "$total" ]] || { echo "not every candidate matched"; exit 1; }
+  replay "$b" "$run" "$tsv" "$src/configs/devices/h100.yaml" "$b"
 done
 "$py" "$src/bench/model/fit_constants.py" "$dir/bssn.tsv" --device "$src/configs/devices/h100.yaml" \
   --fit beta > "$dir/bssn-fit.txt"
@@ -43,11 +49,7 @@ echo "median |error| with h100.yaml: $median%"
 # The H200 with its own description.
 for b in bssn bssn8; do
   gunzip -c "$src/bench/results/raw/2026-11-28-mapper-$b-layout-H200.json.gz" > "$dir/h200-$b.json"
-  line=$("$mapper" --benchmarks "$b" --n 256 --device "$src/configs/devices/h200.yaml" \
-    --replay "$dir/h200-$b.json" --replay-tsv "$dir/h200-$b.tsv" | grep 'replay:')
-  echo "H200 $b:$line"
-  read -r matched total < <(echo "$line" | sed -E 's/.*replay: ([0-9]+) of ([0-9]+) candidates.*/\1 \2/')
-  [[ "$matched" -gt 0 && "$matched" == "$total" ]] || { echo "not every candidate matched"; exit 1; }
+  replay "$b" "$dir/h200-$b.json" "$dir/h200-$b.tsv" "$src/configs/devices/h200.yaml" "H200 $b"
   "$py" "$src/bench/model/fit_constants.py" "$dir/h200-$b.tsv" \
     --device "$src/configs/devices/h200.yaml" --fit beta > "$dir/h200-$b-fit.txt"
   pick=$(sed -nE "s/.*$b .*pick ([0-9.]+) of the fastest.*/\1/p" "$dir/h200-$b-fit.txt" | head -1)
