@@ -87,6 +87,10 @@ const std::vector<Quantity>& quantities() {
        "lambda_g and lambda_L2 scale as (registers per thread / 64)^gamma_R (absent: 0, the "
        "paper's constants)",
        &Device::parallel_register_exponent, false, true},
+      {"l2_front_share", "1", "phi_L2",
+       "the share of L2 that keeps the resident blocks' tiles for reuse along e (absent: 0, the "
+       "paper's L2 demand)",
+       &Device::l2_front_share, false, true},
       {"iteration_overhead", "cycles", "L_m", "per iteration per thread block",
        &Device::iteration_overhead, true},
       {"beta", "1", "beta", "eq. 1: non-interference of data and latency", &Device::beta, true},

@@ -73,6 +73,9 @@ struct Device {
   // Beyond the paper: lambda_g and lambda_L2 scale as (ptxas's registers per thread / 64)^this
   // (0: the paper's constants; docs/model.md) [1]
   double parallel_register_exponent = 0;
+  // Beyond the paper: the share of L2 that keeps the resident blocks' tiles for reuse along e
+  // (the front of the launch; 0: the paper's demand of one plane per SM; docs/model.md) [1]
+  double l2_front_share = 0;
 
   // --- CPU (kind "cpu": the CPU backend's roofline) ----------------------------------------
   double cores = 0;     // [count]

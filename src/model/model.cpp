@@ -336,12 +336,37 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
                 (p.R_SND_RO > 1 ? tf + in.s.s_f
                                 : std::max(tf + in.s.s_f,
                                            (1 + in.s.s_f) * tf * (1 - sqrt_supply(p.R_SND_RO))));
-  const double l2_demand = d.sm_count * (p.M_L2_u + M_L2_direct + p.M_L2_c);
-  p.R_SND_L2 = l2_demand > 0 ? d.K_L2() / l2_demand : inf;
-  const double l2_miss = 1 - sqrt_supply(p.R_SND_L2);
   double u_misses = 0, cm = 0;
-  for (const In& in : U) u_misses += (in.s.r_e + in.s.r_o) * l2_miss * plane;
-  for (const In& in : C) cm += (in.s.r_e + in.s.r_o) * l2_miss * plane;
+  if (d.l2_front_share <= 0) {
+    const double l2_demand = d.sm_count * (p.M_L2_u + M_L2_direct + p.M_L2_c);
+    p.R_SND_L2 = l2_demand > 0 ? d.K_L2() / l2_demand : inf;
+    const double l2_miss = 1 - sqrt_supply(p.R_SND_L2);
+    for (const In& in : U) u_misses += (in.s.r_e + in.s.r_o) * l2_miss * plane;
+    for (const In& in : C) cm += (in.s.r_e + in.s.r_o) * l2_miss * plane;
+  } else {
+    // Beyond the paper: the planes an input is read at along e come from DRAM again when
+    // neither L1 nor L2 still holds them. L1 holds a thread's walk along e when the resident
+    // threads' s_e + 1 planes of the inputs read through it fit; a block of one point per
+    // thread (t_ee = 1) walks nothing, its e-neighbours are other blocks'. L2 holds them when
+    // the front of the launch fits in its share phi_L2: every resident block's whole tile of
+    // every input read. Nsight Compute on the H200 (B3 at t_ee 1-8: DRAM reads 1.55 -> 2.88
+    // GB, L2 hit rate 61% -> 36%; B4 at 32 registers and t_ee 8: 2.8x the compulsory reads,
+    // at 64 registers 1.2x; bench/results/2026-11-28-l2-front-H200.md).
+    double walk = 0;
+    for (const auto* set : {&U, &C})
+      for (const In& in : *set) walk += in.s.s_e > 0 ? in.s.s_e + 1 : 0;
+    // Measured, the L1 lets most of the walk go well before its demand reaches the capacity
+    // (it also holds the rows' x and f halos): a share (demand / supply)^2 misses
+    // (0.27-0.31 at supply 1.6-1.9 times the demand, all of it at 0.8-0.85).
+    const double l1_supply = walk > 0 ? p.K_roc / (resident * threads * walk) : inf;
+    const double l1_miss = tee > 1 ? std::min(1.0, 1 / (l1_supply * l1_supply)) : 1.0;
+    const double front = d.sm_count * resident * plane * tee *
+                         double(U.size() + C.size() + direct.size()); // elements
+    p.R_SND_L2 = front > 0 ? d.l2_front_share * d.K_L2() / front : inf;
+    const double miss = l1_miss * (1 - sqrt_supply(p.R_SND_L2));
+    for (const In& in : U) u_misses += in.s.s_e * miss * plane;
+    for (const In& in : C) cm += in.s.s_e * miss * plane;
+  }
   p.D_GM_u = U.empty() ? 0 : (p.M_L2_u + u_misses) / plane;
   p.D_GM_c = C.empty() ? 0 : (p.M_L2_c + cm) / plane;
   // Beyond the paper: every element read comes from DRAM at least once, however well the

@@ -366,6 +366,41 @@ TEST(Model, LoadsInFlightGrowWithPtxasRegisters) {
   EXPECT_EQ(at(d, 16).N_g, std::ceil(at(d, 16).D_GM_total / d.parallel_global));
 }
 
+// Beyond the paper (docs/model.md, "The front of the launch in L2"): an input's planes along e
+// come from DRAM again when L1 cannot hold the resident threads' walk and L2 cannot hold the
+// front (every resident block's whole tile of every input read). The micro-benchmark's ten
+// A_n each reach one plane either side along z (s_e = 2), B none.
+TEST(Model, PlanesAlongEComeFromDramWhenTheFrontOutgrowsL2) {
+  model::Device d = h100();
+  ASSERT_EQ(d.l2_front_share, 1.0);
+  model::CompiledResources r;
+  r.registers = 48; // 5 blocks of 256 threads per SM, as ptxas compiles B3 at z 64x4x*
+  auto at = [&](const model::Device& dev, const std::string& block) {
+    return model::predict(microbench_kernel(Buffering::Unbuffered, block), dev, r);
+  };
+  model::Device paper = d;
+  paper.l2_front_share = 0;
+  for (int tee : {1, 2, 4, 8}) {
+    const std::string block = "z 64x4x" + std::to_string(tee);
+    const model::Prediction p = at(d, block), q = at(paper, block);
+    ASSERT_EQ(p.blocks_per_sm, 5);
+    ASSERT_GT(q.R_SND_L2, 1) << "the paper's L2 demand has no misses here";
+    const double threads = 5 * 256.0, walk = 10 * 3.0;
+    const double l1_supply = p.K_roc / (threads * walk);
+    const double l1_miss = tee > 1 ? std::min(1.0, 1 / (l1_supply * l1_supply)) : 1.0;
+    const double front = d.sm_count * threads * tee * 11; // elements: ten A_n and B
+    EXPECT_NEAR(p.R_SND_L2, d.K_L2() / front, 1e-12) << tee;
+    const double miss = l1_miss * (1 - std::sqrt(std::min(1.0, d.K_L2() / front)));
+    // Each A_n's two planes off the point, read again with probability `miss`.
+    EXPECT_NEAR(p.D_GM_total - q.D_GM_total, 10 * 2 * miss, 1e-9) << tee;
+  }
+  // One point per thread and a front within L2: the compulsory traffic, as the paper has it;
+  // eight points per thread: a front 8x as deep, and the e-neighbours from DRAM again.
+  EXPECT_DOUBLE_EQ(at(d, "z 64x4x1").D_GM_total, at(paper, "z 64x4x1").D_GM_total);
+  EXPECT_GT(at(d, "z 64x4x8").D_GM_total, at(d, "z 64x4x4").D_GM_total);
+  EXPECT_GT(at(d, "z 64x4x4").D_GM_total, at(d, "z 64x4x2").D_GM_total + 1);
+}
+
 // Before ptxas has seen a kernel, its registers come from the DAG (model.hpp's fit):
 // R = 40 + 0.23 flops - 0.32 loads, less one element per input for n_reg^inter.
 TEST(Model, RegisterEstimateIsTheFit) {
