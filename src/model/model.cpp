@@ -172,7 +172,7 @@ Residency resident_blocks(const Device& d, double threads, int registers_per_thr
   return r;
 }
 
-// One function of ~240 lines on purpose: it follows Hu et al.'s Tables IVa-d and eq. 1-2 in the
+// One function of ~270 lines on purpose: it follows Hu et al.'s Tables IVa-d and eq. 1-2 in the
 // paper's order (resources, L2 traffic, DRAM traffic, latency, issue, combination), each step
 // reading the ones before it, so that it can be checked against the paper line by line (and the
 // "beyond the paper" changes stand out where they apply); the mapper calls it ~10^5 times per
