@@ -33,6 +33,22 @@ replay() {
   read -r matched total < <(echo "$line" | sed -E 's/.*replay: ([0-9]+) of ([0-9]+) candidates.*/\1 \2/')
   [[ "$matched" -gt 0 && "$matched" == "$total" ]] || { echo "not every candidate matched"; exit 1; }
 }
+# fit_pick BENCHMARK TSV DEVICE.yaml OUT.txt: fit_constants.py's report on TSV (beta fitted) into
+# OUT.txt (exit 1 where the rebuilt model differs from the replay); prints the model's pick for
+# BENCHMARK with the description's constants, against the fastest measured.
+fit_pick() {
+  "$py" "$src/bench/model/fit_constants.py" "$2" --device "$3" --fit beta > "$4" || return 1
+  sed -nE "s/.*$1 .*pick ([0-9.]+) of the fastest.*/\1/p" "$4" | head -1
+}
+# median_of REPORT: the first "all N kernels" median |error| of a fit_constants.py report (the
+# description's constants, before any fit).
+median_of() {
+  sed -nE 's/.*all [0-9]+ kernels: median \|error\| *([0-9.]+)%.*/\1/p' "$1" | head -1
+}
+# holds VALUE OP BOUND: exit status 1 unless VALUE OP BOUND (OP: >= or <=).
+holds() {
+  "$py" -c "import sys; sys.exit(0 if float('$1') $2 float('$3') else 1)"
+}
 gunzip -c "$src/bench/results/raw/2026-11-28-mapper-b1-b4-refit-H100.json.gz" > "$dir/run.json"
 gunzip -c "$src/bench/results/raw/2026-11-28-mapper-bssn-layout-H100.json.gz" > "$dir/bssn.json"
 for b in maxwell microbench bssn; do
@@ -40,28 +56,24 @@ for b in maxwell microbench bssn; do
   [[ $b == bssn ]] && run=$dir/bssn.json tsv=$dir/bssn.tsv
   replay "$b" "$run" "$tsv" "$src/configs/devices/h100.yaml" "$b"
 done
-"$py" "$src/bench/model/fit_constants.py" "$dir/bssn.tsv" --device "$src/configs/devices/h100.yaml" \
-  --fit beta > "$dir/bssn-fit.txt"
-pick=$(sed -nE 's/.*bssn .*pick ([0-9.]+) of the fastest.*/\1/p' "$dir/bssn-fit.txt" | head -1)
+pick=$(fit_pick bssn "$dir/bssn.tsv" "$src/configs/devices/h100.yaml" "$dir/bssn-fit.txt")
 echo "BSSN: the model's pick $pick of the fastest candidate"
-"$py" -c "import sys; sys.exit(0 if float('$pick') >= 0.95 else 1)"
+holds "$pick" '>=' 0.95
 "$py" "$src/bench/model/fit_constants.py" "$dir/replay.tsv" --device "$src/configs/devices/h100.yaml" \
   | tee "$dir/fit.txt"
-median=$(sed -n '1,/^fitted/p' "$dir/fit.txt" | sed -nE 's/.*all [0-9]+ kernels: median \|error\| *([0-9.]+)%.*/\1/p' | head -1)
+median=$(median_of "$dir/fit.txt")
 echo "median |error| with h100.yaml: $median%"
-"$py" -c "import sys; sys.exit(0 if float('$median') <= 20 else 1)"
+holds "$median" '<=' 20
 
 # The H200 with its own description.
 for b in bssn bssn8; do
   gunzip -c "$src/bench/results/raw/2026-11-28-mapper-$b-layout-H200.json.gz" > "$dir/h200-$b.json"
   replay "$b" "$dir/h200-$b.json" "$dir/h200-$b.tsv" "$src/configs/devices/h200.yaml" "H200 $b"
-  "$py" "$src/bench/model/fit_constants.py" "$dir/h200-$b.tsv" \
-    --device "$src/configs/devices/h200.yaml" --fit beta > "$dir/h200-$b-fit.txt"
-  pick=$(sed -nE "s/.*$b .*pick ([0-9.]+) of the fastest.*/\1/p" "$dir/h200-$b-fit.txt" | head -1)
-  median=$(sed -nE 's/.*all [0-9]+ kernels: median \|error\| *([0-9.]+)%.*/\1/p' "$dir/h200-$b-fit.txt" | head -1)
+  pick=$(fit_pick "$b" "$dir/h200-$b.tsv" "$src/configs/devices/h200.yaml" "$dir/h200-$b-fit.txt")
+  median=$(median_of "$dir/h200-$b-fit.txt")
   echo "H200 $b: the model's pick $pick of the fastest candidate, kernels' median |error| $median%"
-  "$py" -c "import sys; sys.exit(0 if float('$pick') >= 0.95 else 1)"
-  [[ $b != bssn ]] || "$py" -c "import sys; sys.exit(0 if float('$median') <= 25 else 1)"
+  holds "$pick" '>=' 0.95
+  [[ $b != bssn ]] || holds "$median" '<=' 25
 done
 
 # B4 as a run's kernels on the H100: the front of the launch in L2 decides its pick.
@@ -70,8 +82,6 @@ sed '/^  parallel_register_exponent:/a\  l2_front_share: {value: 1, unit: 1, sou
   "$src/configs/devices/h100.yaml" > "$dir/h100-front.yaml"
 grep -q '^  l2_front_share:' "$dir/h100-front.yaml" || { echo "no l2_front_share line written"; exit 1; }
 replay maxwell "$dir/layout.json" "$dir/layout.tsv" "$dir/h100-front.yaml" "layout maxwell"
-"$py" "$src/bench/model/fit_constants.py" "$dir/layout.tsv" --device "$dir/h100-front.yaml" \
-  --fit beta > "$dir/layout-fit.txt"
-pick=$(sed -nE 's/.*maxwell .*pick ([0-9.]+) of the fastest.*/\1/p' "$dir/layout-fit.txt" | head -1)
+pick=$(fit_pick maxwell "$dir/layout.tsv" "$dir/h100-front.yaml" "$dir/layout-fit.txt")
 echo "B4 as a run's kernels (H100): the model's pick $pick of the fastest candidate"
-"$py" -c "import sys; sys.exit(0 if float('$pick') >= 0.75 else 1)"
+holds "$pick" '>=' 0.75
