@@ -99,12 +99,13 @@ void print_trace(std::ostream& out, const model::KernelProfile& chosen, const mo
     for (auto& in : k.inputs) in.strategy = calc::Buffering::Unbuffered;
     model::Prediction start;
     const double t0 = mapper::launch_seconds(k, context, &start);
-    out << fmt::format(
-        "    assignment by {} ({}), {} model calls:\n",
-        method == mapper::AssignmentMethod::Efficiency ? "efficiency" : "performance",
-        method == mapper::AssignmentMethod::Efficiency ? "Hu et al. Algorithm 1, eq. 3"
-                                                       : "Figure 3's ByPerf: -dT alone",
-        a.model_calls);
+    out << fmt::format("    assignment by {} ({}), {} model calls:\n",
+                       method == mapper::AssignmentMethod::Efficiency ? "efficiency"
+                                                                      : "performance",
+                       method == mapper::AssignmentMethod::Efficiency
+                           ? "Hu et al. Algorithm 1, eq. 3, then a descent"
+                           : "Figure 3's ByPerf: -dT alone, then a descent",
+                       a.model_calls);
     out << fmt::format(
         "      {:>4}  {:<{}}  {:>11}  {:>8}  {:>10}  {:>9}  {:>7}  {:>7}  {:>7}  {}\n", "step",
         "assignment", std::max<std::size_t>(10, letters(k).size()), "T", "dT", "efficiency",
@@ -118,11 +119,13 @@ void print_trace(std::ostream& out, const model::KernelProfile& chosen, const mo
       k.inputs[std::size_t(s.input)].strategy = s.to;
       out << fmt::format("      {:>4}  {:<{}}  {:>11}  {:>+7.1f}%  {:>10.3g}  {:>9}  {:>7.0f}  "
                          "{:>7.0f}  {:>7.0f}  "
-                         "{} {} {}   {} -> {}\n",
+                         "{}   {} -> {}\n",
                          ++step, letters(k), w, ms(s.seconds_after),
                          100 * (s.seconds_after - s.seconds_before) / s.seconds_before,
                          s.efficiency * 1e3, s.blocks_per_sm, s.M_reg, s.M_smem, s.M_roc,
-                         int(s.reg_limited), int(s.smem_limited), int(s.roc_limited),
+                         s.descent ? "descent"
+                                   : fmt::format("{} {} {}", int(s.reg_limited),
+                                                 int(s.smem_limited), int(s.roc_limited)),
                          s.grid_function, calc::letter(s.to));
     }
     out << fmt::format(
@@ -161,7 +164,8 @@ nlohmann::json kernel_json(const calc::Calculation& calc, const calc::KernelMapp
                      {"seconds_after", s.seconds_after},
                      {"efficiency", s.efficiency},
                      {"blocks_per_sm", s.blocks_per_sm},
-                     {"limited", {s.reg_limited, s.smem_limited, s.roc_limited}}});
+                     {"limited", {s.reg_limited, s.smem_limited, s.roc_limited}},
+                     {"descent", s.descent}});
   j["trace"] = trace;
   return j;
 }

@@ -114,6 +114,63 @@ private:
   std::map<std::string, std::pair<double, model::Prediction>> memo_;
 };
 
+// After Algorithm 1, a descent over single changes: any input to any of its strategies (u
+// included), the largest drop first, until none lowers the time. Algorithm 1 never revisits an
+// input, but buffering one input changes what the others cost (it leaves every other input's
+// walk through L1 and the front of the launch in L2, docs/model.md): an early move a later one
+// made worse is undone here. Each accepted change is a step of the trace.
+void descend(model::KernelProfile& kernel, const std::vector<std::vector<Buffering>>& moves,
+             Assignment& a, Priced& price) {
+  const long calls_before = price.calls;
+  while (true) {
+    int best_input = -1;
+    Buffering best_to = Buffering::Unbuffered;
+    double best_seconds = a.seconds;
+    model::Prediction best_prediction;
+    int priced = 0;
+    for (std::size_t i = 0; i < kernel.inputs.size(); ++i) {
+      const Buffering now = kernel.inputs[i].strategy;
+      std::vector<Buffering> options = moves[i];
+      options.push_back(Buffering::Unbuffered);
+      for (Buffering t : options) {
+        if (t == now) continue;
+        kernel.inputs[i].strategy = t;
+        model::Prediction p;
+        const long before = price.calls;
+        const double s = price(kernel, &p);
+        priced += int(price.calls - before);
+        if (s < best_seconds * (1 - 1e-12)) {
+          best_input = int(i);
+          best_to = t;
+          best_seconds = s;
+          best_prediction = std::move(p);
+        }
+      }
+      kernel.inputs[i].strategy = now;
+    }
+    if (best_input < 0) break;
+    AssignmentStep step;
+    step.input = best_input;
+    step.grid_function = kernel.inputs[std::size_t(best_input)].name;
+    step.to = best_to;
+    step.seconds_before = a.seconds;
+    step.seconds_after = best_seconds;
+    step.efficiency = a.seconds - best_seconds;
+    step.moves_priced = priced;
+    step.blocks_per_sm = best_prediction.blocks_per_sm;
+    step.occupancy = best_prediction.occupancy;
+    step.M_reg = best_prediction.M_reg;
+    step.M_smem = best_prediction.M_smem;
+    step.M_roc = best_prediction.M_roc;
+    step.descent = true;
+    kernel.inputs[std::size_t(best_input)].strategy = best_to;
+    a.seconds = best_seconds;
+    a.prediction = std::move(best_prediction);
+    a.trace.push_back(std::move(step));
+  }
+  a.descent_calls = price.calls - calls_before;
+}
+
 // Algorithm 1; by_efficiency false: Figure 3's "ByPerf" (E = -dT).
 Assignment algorithm1(model::KernelProfile kernel, const PricingContext& context,
                       bool by_efficiency, Priced& price) {
@@ -218,6 +275,7 @@ Assignment algorithm1(model::KernelProfile kernel, const PricingContext& context
     a.prediction = accept->prediction;
     a.trace.push_back(std::move(step));
   }
+  descend(kernel, moves, a, price);
   for (const auto& in : kernel.inputs) a.strategies.push_back(in.strategy);
   a.model_calls = price.calls;
   return a;

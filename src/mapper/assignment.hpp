@@ -51,6 +51,7 @@ struct AssignmentStep {
   int blocks_per_sm = 0;                                               // after the move
   double occupancy = 0;                                                // after the move
   double M_reg = 0, M_smem = 0, M_roc = 0; // after the move [elements per block]
+  bool descent = false; // a change of the descent after Algorithm 1 (efficiency: the drop)
 };
 
 struct Assignment {
@@ -58,13 +59,14 @@ struct Assignment {
   model::Prediction prediction;
   double seconds = std::numeric_limits<double>::infinity(); // inf: no valid assignment
   long model_calls = 0;
+  long descent_calls = 0;            // of model_calls, those of the descent after Algorithm 1
   std::vector<AssignmentStep> trace; // accepted moves, in order (efficiency / performance)
   bool valid() const { return seconds < std::numeric_limits<double>::infinity(); }
 };
 
 enum class AssignmentMethod {
-  Efficiency,  // Algorithm 1 with eq. 3 (the default)
-  Performance, // Algorithm 1 choosing by -dT alone (Figure 3's "ByPerf")
+  Efficiency,  // Algorithm 1 with eq. 3, then a descent over single changes (the default)
+  Performance, // the same choosing by -dT alone (Figure 3's "ByPerf"), then the descent
   Exhaustive,  // every combination: prod_i (1 + |moves_i|) model calls
   Unbuffered,  // every input unbuffered: one model call (the mapper's screen of partitions)
 };

@@ -14,10 +14,9 @@
 # (0.974 and 0.978) and the fd 4 kernels' median |error| at most 25% (12.3%; 39.8% with the
 # paper's constants: bench/results/2026-11-28-model-registers-H100-H200.md). And B4 (maxwell) as
 # a run's kernels on the H100 (raw/2026-11-28-mapper-b1-b4-layout-H100.json.gz) with the L2
-# front term switched on (l2_front_share 1, which the shipped descriptions leave off;
-# docs/model.md): the model's pick within 0.75 of the fastest, 0.795 with the term and 0.589
-# without it (its pick at 32 registers and t_ee 8 reads 2.8x its compulsory bytes;
-# bench/results/2026-11-28-l2-front-H200.md).
+# front term (l2_front_share 1 in h100.yaml; docs/model.md): the model's pick within 0.75 of the
+# fastest, 0.795 with the term and 0.589 without it (its pick at 32 registers and t_ee 8 reads
+# 2.8x its compulsory bytes; bench/results/2026-11-28-l2-front-H200.md).
 #   model_replay.sh PYTHON3 BENCH_MAPPER SOURCE_DIR
 set -euo pipefail
 py=$1 mapper=$2 src=$3
@@ -78,10 +77,8 @@ done
 
 # B4 as a run's kernels on the H100: the front of the launch in L2 decides its pick.
 gunzip -c "$src/bench/results/raw/2026-11-28-mapper-b1-b4-layout-H100.json.gz" > "$dir/layout.json"
-sed '/^  parallel_register_exponent:/a\  l2_front_share: {value: 1, unit: 1, source: "model_replay.sh"}' \
-  "$src/configs/devices/h100.yaml" > "$dir/h100-front.yaml"
-grep -q '^  l2_front_share:' "$dir/h100-front.yaml" || { echo "no l2_front_share line written"; exit 1; }
-replay maxwell "$dir/layout.json" "$dir/layout.tsv" "$dir/h100-front.yaml" "layout maxwell"
-pick=$(fit_pick maxwell "$dir/layout.tsv" "$dir/h100-front.yaml" "$dir/layout-fit.txt")
+grep -q '^  l2_front_share:' "$src/configs/devices/h100.yaml" || { echo "h100.yaml has no front term"; exit 1; }
+replay maxwell "$dir/layout.json" "$dir/layout.tsv" "$src/configs/devices/h100.yaml" "layout maxwell"
+pick=$(fit_pick maxwell "$dir/layout.tsv" "$src/configs/devices/h100.yaml" "$dir/layout-fit.txt")
 echo "B4 as a run's kernels (H100): the model's pick $pick of the fastest candidate"
 holds "$pick" '>=' 0.75

@@ -372,8 +372,7 @@ TEST(Model, LoadsInFlightGrowWithPtxasRegisters) {
 // A_n each reach one plane either side along z (s_e = 2), B none.
 TEST(Model, PlanesAlongEComeFromDramWhenTheFrontOutgrowsL2) {
   model::Device d = h100();
-  ASSERT_EQ(d.l2_front_share, 0.0) << "the shipped description leaves the term off";
-  d.l2_front_share = 1.0;
+  ASSERT_EQ(d.l2_front_share, 1.0) << "the shipped description: the whole L2";
   model::CompiledResources r;
   r.registers = 48; // 5 blocks of 256 threads per SM, as ptxas compiles B3 at z 64x4x*
   auto at = [&](const model::Device& dev, const std::string& block) {
