@@ -158,6 +158,8 @@ Setup load_setup(const std::string& par_path, const std::vector<std::string>& ov
     throw;
   }
   calc::set_fd_order(lowering, int(setup.registry.get_int("Saguaro", "fd_order")));
+  calc::set_mixed_derivatives(lowering, calc::mixed_derivatives_from(setup.registry.get_string(
+                                            "Saguaro", "mixed_derivatives")));
   setup.program = calc::finish_lowering(std::move(lowering));
 
   // A named device description is read here, so `saguaro check` finds a bad one.

@@ -34,6 +34,8 @@ struct Benchmark {
   PatchFill fill{};  // default: sin(0.001 i + gf) in every array, the EDL's parameters
   // Why bench/suite/naive.cu has no kernel for it (reported as n/a); empty: it has one.
   std::string no_naive{};
+  // How D_ij (i != j) is lowered (calc::MixedDerivatives; auto: as a run lowers it).
+  calc::MixedDerivatives mixed = calc::MixedDerivatives::Auto;
 };
 
 // B5's patch: sin(0.001 i + gf) alone is no metric (det gt could vanish, and 1/det gt blows
@@ -71,6 +73,10 @@ inline Benchmark bssn_order8() {
     if (b.name == "bssn") {
       b.name = "bssn8";
       b.fd_order = 8;
+      // The product stencils, as its recordings were made (raw/2026-11-28-mapper-bssn8-layout-
+      // H200.json.gz, replayed by bench.model_replay); a run at order 8 nests D_12 and D_13
+      // (docs/edl.md, "Mixed derivatives").
+      b.mixed = calc::MixedDerivatives::Product;
       b.title = "B5 BSSN (McLachlan's variables), 8th order";
       return b;
     }
@@ -87,7 +93,7 @@ struct LoadedBenchmark {
 inline LoadedBenchmark load_benchmark(const Benchmark& b) {
   LoadedBenchmark l;
   l.program = calc::lower(edl::parse_file(std::string(SAGUARO_SOURCE_DIR) + "/" + b.file),
-                          calc::LowerOptions{b.fd_order});
+                          calc::LowerOptions{b.fd_order, b.mixed});
   const auto& calcs = l.program.calculations;
   auto it = std::find_if(calcs.begin(), calcs.end(), [](const calc::Calculation& c) {
     return c.schedule_bin == "MoL_CalcRHS" || c.schedule_bin == "evol";

@@ -133,12 +133,40 @@ void run_lowering(LoweringState& state, std::string_view last) {
   state.passes_run = end;
 }
 
-void set_fd_order(LoweringState& state, int fd_order) {
+namespace {
+void check_stencils_not_built(const LoweringState& state, const char* what) {
   if (state.passes_run > static_cast<std::size_t>(find_lowering_pass("indices")))
-    throw std::logic_error("the finite-difference order is set before the stencils are built");
+    throw std::logic_error(fmt::format("{} is set before the stencils are built", what));
+}
+} // namespace
+
+void set_fd_order(LoweringState& state, int fd_order) {
+  check_stencils_not_built(state, "the finite-difference order");
   check_fd_order(fd_order);
   state.options.fd_order = fd_order;
   state.program.fd_order = fd_order;
+}
+
+void set_mixed_derivatives(LoweringState& state, MixedDerivatives mixed) {
+  check_stencils_not_built(state, "the lowering of mixed derivatives");
+  state.options.mixed = mixed;
+}
+
+const char* to_string(MixedDerivatives m) {
+  switch (m) {
+  case MixedDerivatives::Auto: return "auto";
+  case MixedDerivatives::Product: return "product";
+  case MixedDerivatives::Nested: return "nested";
+  }
+  return "?";
+}
+
+MixedDerivatives mixed_derivatives_from(const std::string& name) {
+  for (MixedDerivatives m :
+       {MixedDerivatives::Auto, MixedDerivatives::Product, MixedDerivatives::Nested})
+    if (name == to_string(m)) return m;
+  throw std::invalid_argument(
+      fmt::format("mixed derivatives '{}': expected auto, product or nested", name));
 }
 
 Program finish_lowering(LoweringState&& state) {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <numbers>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -240,6 +241,7 @@ NodeId Lowerer::lower_derivative(const Expr& e, const Env& env) {
 
   // A derivative is one value, as in Kranc's generated code: computed once, then used.
   NodeId result;
+  std::optional<NodeId> inner; // a nested mixed derivative's D_a f
   if (s.operators.count(e.name)) {
     if (const edl::DerivativeDef* def = select_operator(s, e.name, axes)) {
       result = apply_user_operator(*def, e, axes, operand);
@@ -260,15 +262,28 @@ NodeId Lowerer::lower_derivative(const Expr& e, const Env& env) {
     result = apply_weights(operand, centered_first_derivative(fd_order), axes[0]);
   } else if (axes[0] == axes[1]) {
     result = apply_weights(operand, centered_second_derivative(fd_order), axes[0], 2);
+  } else if (work != nullptr && s.options.nested_mixed() && std::min(axes[0], axes[1]) == 0) {
+    // D_1b f as D_b (D_1 f), D_1 f stored in an intermediate grid function a stage earlier and
+    // shared by D_12 and D_13 (LowerOptions::mixed). Only along x: a stage computes all its
+    // stores over one region, D_1 f's widened by the radius along y and z, so a D_2 f beside it
+    // (for D_23) would read twice the radius along y and double the ghost width a run needs.
+    // D_23 stays the product stencil.
+    const auto first = centered_first_derivative(fd_order);
+    inner = apply_weights(operand, first, 0);
+    d.pin(*inner);
+    result = apply_weights(d.load(intermediate(*inner)), first, std::max(axes[0], axes[1]));
   } else {
     auto first = centered_first_derivative(fd_order);
     result = apply_weights(operand, first, axes[0], 1, &first, axes[1]);
   }
   d.pin(result);
-  // Remember where each grid function is first read at a neighbour, for the race check.
+  // Remember where each grid function is first read at a neighbour, for the race check (a
+  // nested mixed derivative reads it in the intermediate's stage).
   // (A constant expression, a parameter's default, has no calculation and reads nothing.)
   if (work == nullptr) return result;
-  for (NodeId id : d.reachable({result})) {
+  std::vector<NodeId> roots{result};
+  if (inner) roots.push_back(*inner);
+  for (NodeId id : d.reachable(roots)) {
     const Node& n = d.node(id);
     if (n.op == Op::Load && n.offset != Offset{0, 0, 0})
       work->stencil_use.emplace(n.index, e.args[0]->loc);

@@ -35,8 +35,26 @@
 
 namespace saguaro::calc {
 
+// How the built-in mixed second derivative D_ij f (i != j) is lowered (docs/edl.md, "Mixed
+// derivatives"):
+// - Product: one stencil, the product of two first-derivative stencils (fd_order^2 points);
+// - Nested: D_12 f and D_13 f as D_2 and D_3 of D_1 f, stored in an intermediate grid function
+//   computed a stage earlier: 2 fd_order points each, a stage more; D_23 stays the product (a
+//   second intermediate axis would double the ghost width, lower_stencils.cpp);
+// - Auto: Nested from fd_order 8, Product below (measured: docs/edl.md).
+// Both give the same numbers up to rounding.
+enum class MixedDerivatives { Auto, Product, Nested };
+const char* to_string(MixedDerivatives m);
+// "auto", "product" or "nested" (throws std::invalid_argument otherwise).
+MixedDerivatives mixed_derivatives_from(const std::string& name);
+
 struct LowerOptions {
   int fd_order = 4; // accuracy order of the built-in D_i and D_ij: 2, 4, 6 or 8
+  MixedDerivatives mixed = MixedDerivatives::Auto;
+  // Whether D_ij (i != j) is lowered nested at this order.
+  bool nested_mixed() const {
+    return mixed == MixedDerivatives::Nested || (mixed == MixedDerivatives::Auto && fd_order >= 8);
+  }
 };
 
 // A declared tensor as name resolution records it.
@@ -144,6 +162,9 @@ void run_lowering(LoweringState& state, std::string_view last);
 // Changes the finite-difference order before the stencils pass (throws edl::EdlError for an
 // unsupported order, std::logic_error once stencils have been built).
 void set_fd_order(LoweringState& state, int fd_order);
+// Changes how mixed derivatives are lowered, under the same rule (std::logic_error once
+// stencils have been built).
+void set_mixed_derivatives(LoweringState& state, MixedDerivatives mixed);
 
 // Runs the remaining passes and returns the program.
 Program finish_lowering(LoweringState&& state);

@@ -125,13 +125,14 @@ int emit(const saguaro::calc::Program& program, const EmitOptions& options) {
   return 0;
 }
 
-int inspect(const std::string& file, int fd_order, const std::string& format, bool expressions,
-            const EmitOptions& emit_options, const std::string& after) {
+int inspect(const std::string& file, const saguaro::calc::LowerOptions& options,
+            const std::string& format, bool expressions, const EmitOptions& emit_options,
+            const std::string& after) {
   using namespace saguaro;
   edl::Thorn thorn = edl::parse_file(file);
   if (!after.empty()) {
     // The lowering's state after one of its passes.
-    calc::LoweringState state = calc::start_lowering(thorn, calc::LowerOptions{fd_order});
+    calc::LoweringState state = calc::start_lowering(thorn, options);
     calc::run_lowering(state, after);
     if (format == "json")
       std::cout << cli::lowering_to_json(state).dump(2) << "\n";
@@ -139,7 +140,7 @@ int inspect(const std::string& file, int fd_order, const std::string& format, bo
       std::cout << cli::lowering_to_text(state, expressions);
     return 0;
   }
-  calc::Program program = calc::lower(thorn, calc::LowerOptions{fd_order});
+  calc::Program program = calc::lower(thorn, options);
   if (emit_options.plan) {
     const std::vector<calc::Mapping> mappings = option_mappings(program, emit_options);
     if (format == "json")
@@ -255,7 +256,7 @@ int main(int argc, char** argv) {
                          "only this thorn's (e.g. CoordBase), or a .par file to include the "
                          "parameters of the EDL thorn it names");
 
-  std::string edl_file, format = "text";
+  std::string edl_file, format = "text", mixed = "auto";
   int fd_order = 4;
   CLI::App* inspect_cmd =
       app.add_subcommand("inspect", "parse and lower an EDL file; print every calculation's "
@@ -263,6 +264,11 @@ int main(int argc, char** argv) {
   inspect_cmd->add_option("file", edl_file, "the EDL file")->required();
   inspect_cmd->add_option("--fd-order", fd_order, "accuracy order of the built-in D_i, D_ij")
       ->check(CLI::IsMember({2, 4, 6, 8}))
+      ->capture_default_str();
+  const char* mixed_help = "how D_ij (i != j) is computed: product (one stencil), nested (D_j "
+                           "of a stored D_i) or auto (nested from fd order 8)";
+  inspect_cmd->add_option("--mixed-derivatives", mixed, mixed_help)
+      ->check(CLI::IsMember({"auto", "product", "nested"}))
       ->capture_default_str();
   inspect_cmd->add_option("--format", format, "output format")
       ->check(CLI::IsMember({"text", "json"}))
@@ -392,6 +398,9 @@ int main(int argc, char** argv) {
       ->add_option("--fd-order", map_command.fd_order, "accuracy order of the built-in D_i, D_ij")
       ->check(CLI::IsMember({2, 4, 6, 8}))
       ->capture_default_str();
+  map_cmd->add_option("--mixed-derivatives", map_command.mixed_derivatives, mixed_help)
+      ->check(CLI::IsMember({"auto", "product", "nested"}))
+      ->capture_default_str();
 
   saguaro::cli::BatchCommand batch_command;
   const saguaro::cli::BatchCommands batch_commands =
@@ -407,7 +416,9 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*inspect_cmd) return inspect(edl_file, fd_order, format, expressions, emit_options, after);
+    if (*inspect_cmd)
+      return inspect(edl_file, {fd_order, saguaro::calc::mixed_derivatives_from(mixed)}, format,
+                     expressions, emit_options, after);
     if (*check_cmd) return check(par_file, overrides, compat);
     if (*calibrate_cmd) {
       if (calibrate_interconnect)

@@ -205,7 +205,9 @@ int map_main(const MapCommand& command, std::ostream& out, std::ostream& err) {
     return kBadInput;
   }
   const calc::Program program =
-      calc::lower(edl::parse_file(command.edl_file), calc::LowerOptions{command.fd_order});
+      calc::lower(edl::parse_file(command.edl_file),
+                  calc::LowerOptions{command.fd_order,
+                                     calc::mixed_derivatives_from(command.mixed_derivatives)});
 
   mapper::MapperOptions options;
   options.method = method;

@@ -21,6 +21,7 @@ struct MapCommand {
   std::string save;  // write the chosen mappings here (a mapping file, for `fixed`)
   bool plan = false; // also print the chosen mappings' kernel plans (calc/code_plan.hpp)
   int fd_order = 4;
+  std::string mixed_derivatives = "auto"; // calc::MixedDerivatives
 };
 
 // Returns the exit status: 0; 2 for bad input (EDL errors, a bad grid or device file).

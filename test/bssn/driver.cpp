@@ -14,6 +14,9 @@ int main(int argc, char** argv) {
   auto thorn = edl::parse_file(argv[1]);
   calc::LowerOptions opt;
   opt.fd_order = std::atoi(argv[2]);
+  // One stage evaluated at a point: the product stencils (a nested mixed derivative's
+  // intermediate would be needed at the neighbours; LowerIntermediates tests it equal).
+  opt.mixed = calc::MixedDerivatives::Product;
   auto prog = calc::lower(thorn, opt);
   std::string cname = argv[3];
   std::map<std::string, std::map<std::array<int, 3>, double>> data;

@@ -27,11 +27,15 @@ TEST(Fission, BssnRightHandSideSplitsIntoKernelsThatFit) {
     const calc::Program program = test::lower_file("par/bssn/bssn.edl", order);
     const calc::Calculation& rhs = test::calc_named(program, "bssn_rhs");
     const int budget = live_value_budget(255);
+    // The stage storing the right-hand sides: the last (at fd order 8 a stage of the mixed
+    // derivatives' intermediates comes first, calc::MixedDerivatives).
+    const int last = int(rhs.stages.size()) - 1;
+    EXPECT_EQ(rhs.stages.size(), order >= 8 ? 2u : 1u);
     // One kernel keeps far more alive than registers hold (the reason it spills).
-    const calc::KernelPlan whole = calc::plan_kernels(rhs, calc::default_mapping(rhs)).at(0);
+    const calc::KernelPlan whole = calc::plan_kernels(rhs, calc::default_mapping(rhs)).back();
     EXPECT_GT(calc::max_live_values(rhs.dag, whole), 2 * budget);
 
-    const Fission f = register_fit_fission(rhs, 0, budget);
+    const Fission f = register_fit_fission(rhs, last, budget);
     EXPECT_TRUE(f.fits);
     ASSERT_GE(f.kernels.size(), 3u);
     std::multiset<int> stores;
@@ -42,17 +46,19 @@ TEST(Fission, BssnRightHandSideSplitsIntoKernelsThatFit) {
       stores.insert(k.stores.begin(), k.stores.end());
       temporaries += k.temporaries.size();
     }
-    EXPECT_EQ(stores.size(), rhs.stages[0].stores.size()); // every store once
+    EXPECT_EQ(stores.size(), rhs.stages[std::size_t(last)].stores.size()); // every store once
     EXPECT_EQ(std::set<int>(stores.begin(), stores.end()).size(), stores.size());
     EXPECT_GT(temporaries, 0u); // the At_ij equations need their sources stored
 
     // As a mapping it holds (order, temporaries made before they are read), and each of its
-    // kernels' plans counts what the fission counted.
+    // last stage's kernels' plans counts what the fission counted.
     const calc::Mapping m = register_fit_mapping(rhs, budget);
-    ASSERT_EQ(m.kernels.size(), f.kernels.size());
     const std::vector<calc::KernelPlan> plans = calc::plan_kernels(rhs, m);
+    std::vector<int> live;
     for (std::size_t k = 0; k < plans.size(); ++k)
-      EXPECT_EQ(calc::max_live_values(rhs.dag, plans[k]), f.kernels[k].live_values) << k;
+      if (m.kernels[k].stage == last) live.push_back(calc::max_live_values(rhs.dag, plans[k]));
+    ASSERT_EQ(live.size(), f.kernels.size());
+    for (std::size_t k = 0; k < live.size(); ++k) EXPECT_EQ(live[k], f.kernels[k].live_values) << k;
   }
 }
 

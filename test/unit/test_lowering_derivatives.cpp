@@ -133,7 +133,8 @@ TEST_P(FdOrder, MixedDerivativeExactOnProducts) {
   for (auto [a, b] : pairs) {
     std::string eq = std::string("d = D_") + kAxisNames[a] + kAxisNames[b] + " f\n" + "e = D_" +
                      kAxisNames[b] + kAxisNames[a] + " f";
-    Program prog = lower_text(simple("f d e", eq), p);
+    // The product stencil (the default below order 8; LowerIntermediates tests the nested form).
+    Program prog = lower(edl::parse_string(simple("f d e", eq)), {p, MixedDerivatives::Product});
     const Calculation& c = prog.calculations.at(0);
     EXPECT_EQ(store_of(c, "d"), store_of(c, "e")) << "D_ab and D_ba are one stencil";
     // The product stencil without the zero-weight centre lines: p^2 points.
