@@ -265,8 +265,9 @@ int main(int argc, char** argv) {
   inspect_cmd->add_option("--fd-order", fd_order, "accuracy order of the built-in D_i, D_ij")
       ->check(CLI::IsMember({2, 4, 6, 8}))
       ->capture_default_str();
-  const char* mixed_help = "how D_ij (i != j) is computed: product (one stencil), nested (D_j "
-                           "of a stored D_i) or auto (nested from fd order 8)";
+  const char* mixed_help = "how D_ij (i != j) is computed: product (one stencil), nested (D_12 "
+                           "and D_13 from a stored D_1; D_23 stays one stencil) or auto (nested "
+                           "from fd order 8)";
   inspect_cmd->add_option("--mixed-derivatives", mixed, mixed_help)
       ->check(CLI::IsMember({"auto", "product", "nested"}))
       ->capture_default_str();

@@ -114,6 +114,27 @@ private:
   std::map<std::string, std::pair<double, model::Prediction>> memo_;
 };
 
+// Applies a change of one input's strategy to the kernel and the assignment and records it as
+// a step of the trace; `step` brings what only the search that chose it knows (its efficiency,
+// eq. 3's indicators, the moves it priced, whether it is the descent's).
+void accept_change(model::KernelProfile& kernel, Assignment& a, int input, Buffering to,
+                   double seconds, model::Prediction prediction, AssignmentStep step) {
+  step.input = input;
+  step.grid_function = kernel.inputs[std::size_t(input)].name;
+  step.to = to;
+  step.seconds_before = a.seconds;
+  step.seconds_after = seconds;
+  step.blocks_per_sm = prediction.blocks_per_sm;
+  step.occupancy = prediction.occupancy;
+  step.M_reg = prediction.M_reg;
+  step.M_smem = prediction.M_smem;
+  step.M_roc = prediction.M_roc;
+  kernel.inputs[std::size_t(input)].strategy = to;
+  a.seconds = seconds;
+  a.prediction = std::move(prediction);
+  a.trace.push_back(std::move(step));
+}
+
 // After Algorithm 1, a descent over single changes: any input to any of its strategies (u
 // included), the largest drop first, until none lowers the time. Algorithm 1 never revisits an
 // input, but buffering one input changes what the others cost (it leaves every other input's
@@ -122,6 +143,8 @@ private:
 void descend(model::KernelProfile& kernel, const std::vector<std::vector<Buffering>>& moves,
              Assignment& a, Priced& price) {
   const long calls_before = price.calls;
+  std::vector<std::vector<Buffering>> choices = moves; // every strategy of each input, u too
+  for (auto& c : choices) c.push_back(Buffering::Unbuffered);
   while (true) {
     int best_input = -1;
     Buffering best_to = Buffering::Unbuffered;
@@ -130,9 +153,7 @@ void descend(model::KernelProfile& kernel, const std::vector<std::vector<Bufferi
     int priced = 0;
     for (std::size_t i = 0; i < kernel.inputs.size(); ++i) {
       const Buffering now = kernel.inputs[i].strategy;
-      std::vector<Buffering> options = moves[i];
-      options.push_back(Buffering::Unbuffered);
-      for (Buffering t : options) {
+      for (Buffering t : choices[i]) {
         if (t == now) continue;
         kernel.inputs[i].strategy = t;
         model::Prediction p;
@@ -150,23 +171,11 @@ void descend(model::KernelProfile& kernel, const std::vector<std::vector<Bufferi
     }
     if (best_input < 0) break;
     AssignmentStep step;
-    step.input = best_input;
-    step.grid_function = kernel.inputs[std::size_t(best_input)].name;
-    step.to = best_to;
-    step.seconds_before = a.seconds;
-    step.seconds_after = best_seconds;
     step.efficiency = a.seconds - best_seconds;
     step.moves_priced = priced;
-    step.blocks_per_sm = best_prediction.blocks_per_sm;
-    step.occupancy = best_prediction.occupancy;
-    step.M_reg = best_prediction.M_reg;
-    step.M_smem = best_prediction.M_smem;
-    step.M_roc = best_prediction.M_roc;
     step.descent = true;
-    kernel.inputs[std::size_t(best_input)].strategy = best_to;
-    a.seconds = best_seconds;
-    a.prediction = std::move(best_prediction);
-    a.trace.push_back(std::move(step));
+    accept_change(kernel, a, best_input, best_to, best_seconds, std::move(best_prediction),
+                  std::move(step));
   }
   a.descent_calls = price.calls - calls_before;
 }
@@ -255,25 +264,13 @@ Assignment algorithm1(model::KernelProfile kernel, const PricingContext& context
     if (accept == nullptr) break;
 
     AssignmentStep step;
-    step.input = accept->input;
-    step.grid_function = kernel.inputs[std::size_t(accept->input)].name;
-    step.to = accept->to;
-    step.seconds_before = a.seconds;
-    step.seconds_after = accept->seconds;
     step.efficiency = accept->efficiency;
     step.moves_priced = priced;
     step.reg_limited = reg_limited;
     step.smem_limited = smem_limited;
     step.roc_limited = roc_limited;
-    step.blocks_per_sm = accept->prediction.blocks_per_sm;
-    step.occupancy = accept->prediction.occupancy;
-    step.M_reg = accept->prediction.M_reg;
-    step.M_smem = accept->prediction.M_smem;
-    step.M_roc = accept->prediction.M_roc;
-    kernel.inputs[std::size_t(accept->input)].strategy = accept->to;
-    a.seconds = accept->seconds;
-    a.prediction = accept->prediction;
-    a.trace.push_back(std::move(step));
+    accept_change(kernel, a, accept->input, accept->to, accept->seconds, accept->prediction,
+                  std::move(step));
   }
   descend(kernel, moves, a, price);
   for (const auto& in : kernel.inputs) a.strategies.push_back(in.strategy);
