@@ -21,8 +21,8 @@
 // writes the array its right-hand side reads (the new state goes to y1, then the two swap):
 // a stage's combinations are then pointwise in registers the right-hand side only reads at
 // the point, so the right-hand-side kernel itself can compute them where it stores k (the
-// step plan's folding, step_plan.hpp), and RK4 moves 16 arrays per variable and step instead
-// of 31.
+// step plan's folding, step_plan.hpp), and RK4 moves 12 arrays per variable and step instead
+// of 25 (its entry's combinations: integrators.cpp).
 //
 // Low-storage Runge-Kutta fits the same form with one scratch register: Williamson's 2N
 // scheme (as Carpenter & Kennedy's five-stage fourth-order one) is, per stage,

@@ -12,7 +12,7 @@
 //     boundary's own right-hand side, keep the plain form);
 //   - the stage writes no array the right-hand side reads (the table's methods never do);
 //   - Saguaro::fold_updates allows it.
-// Stages of one form (RK4's second and third: acc = acc + a k; y1 = y0 + b k) share one
+// Stages of one form (ICN's second and third: y1 = y0 + b k) share one
 // folded calculation, the coefficients being parameters appended to the program's, set per
 // launch from stage_coefficients (step_plan.hpp).
 #pragma once

@@ -182,8 +182,10 @@ int next_state_register(const Integrator& integrator) {
 
 int time_tile_accumulator(const Integrator& integrator) {
   const int next = next_state_register(integrator);
-  for (std::size_t i = 0; i < integrator.scratch.size(); ++i)
-    if (kFirstScratchRegister + int(i) != next) return kFirstScratchRegister + int(i);
+  // The last one the entry names: RK4's acc (any but the next state's would do).
+  for (int r = kFirstScratchRegister + int(integrator.scratch.size()) - 1;
+       r >= kFirstScratchRegister; --r)
+    if (r != next) return r;
   return -1;
 }
 

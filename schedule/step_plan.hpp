@@ -130,9 +130,9 @@ StepPlan build_time_tiled_step_plan(const Integrator& integrator,
                                     const std::vector<StepFunction>& post_step, int tiled,
                                     const std::vector<int>& parts = {});
 
-// The register that carries the accumulator between the parts of a time-tiled step: the first
-// scratch register the last stage does not swap into y; -1 when there is none (then a step is
-// time-tiled in one kernel only).
+// The register that carries the accumulator between the parts of a time-tiled step: the last
+// scratch register the last stage does not swap into y (RK4: acc); -1 when there is none (then a
+// step is time-tiled in one kernel only).
 int time_tile_accumulator(const Integrator& integrator);
 
 // A time-tiled step's coefficients times dt: a[s] = a_{s+2,s+1} dt, b[s] = b_{s+1} dt, rounded

@@ -37,9 +37,10 @@ void write(const std::filesystem::path& path, const std::string& text) {
 } // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
+  // An option is no directory name: `dump_generated --help` wrote its files into "--help/".
+  if (argc < 2 || argv[1][0] == '-') {
     std::cerr << "usage: dump_generated OUTDIR [DEVICE.yaml]\n";
-    return 2;
+    return argc >= 2 && std::string(argv[1]) == "--help" ? 0 : 2;
   }
   const std::filesystem::path out = argv[1];
   std::filesystem::create_directories(out);

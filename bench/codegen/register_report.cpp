@@ -6,16 +6,21 @@
 // of the evaluation order ("kernels of a few hundred values do not spill; check against
 // ptxas"). Needs no GPU.
 //
-//   bench_registers [--only NAME] [--cache DIR] [--live-only]
+//   bench_registers [--only NAME] [--cache DIR] [--live-only] [--folded]
 //
 // A row per kernel, then per mapping the sum of spill bytes and the largest live count;
-// --live-only: the live counts alone, without compiling (seconds instead of minutes).
+// --live-only: the live counts alone, without compiling (seconds instead of minutes);
+// --folded: instead of the plain right-hand side, its RK4 folded forms (schedule::fold_step) under
+// each fission, lowered as a run lowers it (mixed derivatives auto), for the table's RK4 and
+// for the entry that accumulates as the stages go.
 #include "../common/benchmarks.hpp"
 
+#include "calc/fold.hpp"
 #include "calc/mapping.hpp"
 #include "codegen/cuda.hpp"
 #include "mapper/fission.hpp"
 #include "runtime/cuda.hpp"
+#include "schedule/step_fold.hpp"
 
 #include <fmt/format.h>
 
@@ -81,11 +86,46 @@ void report(const bench::LoadedBenchmark& l, const calc::Mapping& mapping, const
   std::cout.flush();
 }
 
+// RK4's folded forms (schedule::fold_step) of `mapping`, one report per form, under the
+// table's entry and, for comparison, the entry that accumulates y + dt/6 (k1 + 2 k2 + 2 k3) as
+// the stages go (8 arrays more per variable and step instead of 4).
+void report_folded(const bench::LoadedBenchmark& loaded, const calc::Mapping& mapping,
+                   const std::string& what, const std::string& cache, bool compile) {
+  const schedule::IntegratorText accumulating{
+      "RK4-accumulating",
+      4,
+      "",
+      "",
+      {{"0", "acc = y + 1/6 dt k; y1 = y + 1/2 dt k; swap y0 y; swap y y1", "1/2"},
+       {"1/2", "acc = acc + 1/3 dt k; y1 = y0 + 1/2 dt k; swap y y1", "1/2"},
+       {"1/2", "acc = acc + 1/3 dt k; y1 = y0 + dt k; swap y y1", "1"},
+       {"1", "y1 = acc + 1/6 dt k; swap y y1", "1"}}};
+  for (const schedule::Integrator& integrator :
+       {schedule::find_integrator("RK4"), schedule::parse_integrator(accumulating)}) {
+    bench::LoadedBenchmark l = loaded;
+    std::vector<std::string> rhs_fields;
+    for (const std::string& v : l.program.evolved) {
+      std::string rhs = v + "rhs";
+      for (const calc::GridFunctionRef& gf : l.calculation().grid_functions)
+        if (gf.role == calc::GridFunctionRole::RightHandSide && gf.evolves == v) rhs = gf.name;
+      rhs_fields.push_back(rhs);
+    }
+    const std::size_t plain = l.program.calculations.size();
+    schedule::fold_step(l.program, integrator, rhs_fields, "yes", true, true);
+    for (std::size_t f = plain; f < l.program.calculations.size(); ++f) {
+      const calc::FoldedForm& form = l.program.folded_forms.at(f);
+      bench::LoadedBenchmark one{l.program, f};
+      report(one, calc::fold_mapping(form, l.calculation(), mapping),
+             integrator.name + " " + l.program.calculations[f].name + ", " + what, cache, compile);
+    }
+  }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   std::string only, cache = "/tmp/saguaro-register-report";
-  bool compile = true;
+  bool compile = true, folded = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
       only = argv[++i];
@@ -93,20 +133,28 @@ int main(int argc, char** argv) {
       cache = argv[++i];
     else if (!std::strcmp(argv[i], "--live-only"))
       compile = false;
+    else if (!std::strcmp(argv[i], "--folded"))
+      folded = true;
     else {
-      std::cerr << "usage: bench_registers [--only NAME] [--cache DIR] [--live-only]\n";
+      std::cerr << "usage: bench_registers [--only NAME] [--cache DIR] [--live-only] [--folded]\n";
       return 2;
     }
   }
   std::cout << fmt::format("NVRTC {}, sm_90\n", runtime::cuda::nvrtc_version());
   for (const bench::Benchmark& c : cases()) {
     if (!only.empty() && c.name != only) continue;
-    const bench::LoadedBenchmark l = bench::load_benchmark(c);
+    bench::Benchmark as_run = c;
+    if (folded) as_run.mixed = calc::MixedDerivatives::Auto; // as a run lowers it
+    const bench::LoadedBenchmark l = bench::load_benchmark(as_run);
     const calc::Calculation& calc = l.calculation();
     std::cout << fmt::format("{} ({}, {} nodes)\n", c.name, calc.name, calc.dag.size());
-    report(l, calc::default_mapping(calc), "one kernel", cache, compile);
-    for (const mapper::FissionCandidate& f : mapper::register_fit_candidates(calc, 255))
-      report(l, f.mapping, f.origin, cache, compile);
+    if (!folded) report(l, calc::default_mapping(calc), "one kernel", cache, compile);
+    for (const mapper::FissionCandidate& f : mapper::register_fit_candidates(calc, 255)) {
+      if (folded)
+        report_folded(l, f.mapping, f.origin, cache, compile);
+      else
+        report(l, f.mapping, f.origin, cache, compile);
+    }
   }
   return 0;
 }

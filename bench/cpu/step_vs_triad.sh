@@ -3,8 +3,8 @@
 # host's STREAM triad, with the stage combinations folded into the right-hand side
 # (Saguaro::fold_updates = "yes") and not ("no"): REPEATS runs of each, alternating, 20 steps
 # each; per run the median step (step_breakdown) and the triad saguaro measured at its start.
-# Effective bandwidth = the integrator's compulsory traffic / step: RK4 folded moves 16
-# arrays per evolved variable and step, plain 31 (docs/host.md), of (N+2g)^3 doubles each.
+# Effective bandwidth = the integrator's compulsory traffic / step: RK4 folded moves 12
+# arrays per evolved variable and step, plain 25 (docs/host.md), of (N+2g)^3 doubles each.
 # Writes bench/results/<date>-cpu-step-<host>.{md,json}.
 #   bash bench/cpu/step_vs_triad.sh [THREADS] [N] [REPEATS]
 set -euo pipefail
@@ -42,7 +42,7 @@ rows = [l.split("\t") for l in open(rows_path).read().split("\n") if l]
 triads = [float(r[2]) for r in rows]
 ghost = int(rows[0][3])
 points = (n + 2 * ghost) ** 3
-arrays = {"yes": 16 * 2, "no": 31 * 2}  # per step, 2 evolved variables (phi, pi)
+arrays = {"yes": 12 * 2, "no": 25 * 2}  # per step, 2 evolved variables (phi, pi)
 out = {"command": f"bash bench/cpu/step_vs_triad.sh {threads} {n} {len(rows) // 2}",
        "cpu": cpu, "threads": threads, "date": date, "grid": n, "ghost": ghost,
        "triad_GBps_median": statistics.median(triads), "triad_GBps_all": triads, "systems": {}}

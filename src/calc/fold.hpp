@@ -2,7 +2,7 @@
 // calculation stores grid function R (an evolved variable's right-hand side k), its folded
 // form stores instead targets T = sum_i p_i X_i, each X_i the value it would have stored or
 // another grid function at the point, each p_i a parameter. The time integrator's stage
-// updates (acc = acc + 1/3 dt k; y1 = y0 + 1/2 dt k) then cost no pass of their own over
+// updates (acc = 1/3 y0 + 1/3 y + 1/3 dt k; y1 = y0 + 1/2 dt k) then cost no pass of their own over
 // memory: the kernel that computes k writes them (schedule/step_fold.hpp decides where).
 #pragma once
 

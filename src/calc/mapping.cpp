@@ -66,21 +66,45 @@ std::vector<NodeId> evaluation_order(const Dag& dag, const KernelPlan& plan) {
   std::vector<char> state(dag.size(), 0); // 1: computed here, 2: loaded from a temporary, 3: done
   for (NodeId id : plan.nodes) state[id] = 1;
   for (NodeId id : plan.temporaries_in) state[id] = 2;
-  std::vector<NodeId> order;
-  // Post-order, iteratively (BSSN's expressions nest hundreds deep).
-  std::vector<std::pair<NodeId, std::size_t>> stack;
+  // A kid that is a value loaded, or uniform times values loaded, is visited after its
+  // siblings: loaded before them it would be held through their evaluation (a folded stage's
+  // y0 and acc through the whole right-hand side of its variable).
+  auto leaf = [&](NodeId id) {
+    const Node& n = dag.node(id);
+    if (n.op == Op::Load || state[id] == 2) return true;
+    if (n.op != Op::Mul || state[id] != 1) return false;
+    for (NodeId k : n.kids)
+      if (!dag.node(k).uniform && dag.node(k).op != Op::Load && state[k] != 2) return false;
+    return true;
+  };
+  std::vector<NodeId> order, kids;
+  // Post-order, iteratively (BSSN's expressions nest hundreds deep): a node's kids are pushed
+  // once, in the order they are evaluated.
+  std::vector<std::pair<NodeId, std::vector<NodeId>>> stack;
+  auto push = [&](NodeId id) {
+    const Node& n = dag.node(id);
+    kids.clear();
+    if (state[id] == 1 && !n.uniform) {
+      for (NodeId k : n.kids)
+        if (!leaf(k)) kids.push_back(k);
+      for (NodeId k : n.kids)
+        if (leaf(k)) kids.push_back(k);
+    }
+    stack.push_back({id, std::vector<NodeId>(kids.rbegin(), kids.rend())});
+  };
   for (NodeId root : plan.roots) {
-    stack.push_back({root, 0});
+    push(root);
     while (!stack.empty()) {
-      auto& [id, next] = stack.back();
+      auto& [id, pending] = stack.back();
       const Node& n = dag.node(id);
       if (state[id] == 0 || state[id] == 3 || n.uniform) {
         stack.pop_back();
         continue;
       }
-      if (state[id] == 1 && next < n.kids.size()) {
-        const NodeId kid = n.kids[next++];
-        stack.push_back({kid, 0});
+      if (!pending.empty()) {
+        const NodeId kid = pending.back();
+        pending.pop_back();
+        push(kid);
         continue;
       }
       state[id] = 3;

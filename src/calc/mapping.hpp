@@ -112,7 +112,8 @@ std::vector<NodeId> evaluated_nodes(const Dag& dag, const std::vector<NodeId>& r
 
 // The order a kernel computes a point's values in, for the code plan (which prints it) and the
 // register estimate (which counts what it keeps alive): depth first from each root in turn
-// (KernelPlan::roots: stores, then temporaries), children in DAG order, each value once, so
+// (KernelPlan::roots: stores, then temporaries), children in DAG order but those that are a
+// loaded value (or a uniform times loaded values) after their siblings, each value once, so
 // that a value lives from its first use to its last rather than from the start of the body.
 // Uniform values are left out (hoisted out of the loop); an earlier kernel's temporary
 // (KernelPlan::temporaries_in) appears where it is first used, where the kernel loads it.

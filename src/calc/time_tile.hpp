@@ -1,6 +1,6 @@
 // Temporal fusion of a whole explicit Runge-Kutta step (issue 22): one kernel evaluates every
 // stage of a tile kept on chip, so that a step reads the state once and writes the new state
-// once, where the plain step moves 16 arrays per variable (RK4, folded) or 31 (unfolded).
+// once, where the plain step moves 12 arrays per variable (RK4, folded) or 25 (unfolded).
 //
 // The method applies to integrators whose Butcher tableau has only a sub-diagonal,
 //   Y_1 = y,  Y_{s+1} = y + a_s dt k_s,  y_new = y + dt sum_s b_s k_s,  k_s = f(Y_s)

@@ -107,15 +107,15 @@ TEST(StepPlan, RK4WholeExchangesWhereMoLPostStepAsks) {
   EXPECT_FALSE(plan.exit_pending);
   EXPECT_THAT(stage_lines(plan, 0), ElementsAre());
   EXPECT_THAT(stage_lines(plan, 1),
-              ElementsAre("wave_rhs", "Boundary_RHS", "acc = y + 1/6 dt k", "y1 = y + 1/2 dt k",
-                          "swap y0 y", "swap y y1", "exchange begins (Driver_SyncEvolved)",
-                          "exchange finishes (Driver_SyncEvolved)", "Boundary_ApplyOuter"));
-  EXPECT_THAT(stage_lines(plan, 4),
-              ElementsAre("wave_rhs", "Boundary_RHS", "y1 = acc + 1/6 dt k", "swap y y1",
+              ElementsAre("wave_rhs", "Boundary_RHS", "y1 = y + 1/2 dt k", "swap y0 y", "swap y y1",
                           "exchange begins (Driver_SyncEvolved)",
                           "exchange finishes (Driver_SyncEvolved)", "Boundary_ApplyOuter"));
-  // Per stage 2 right-hand sides and 3 post-step operations; 7 combinations; 5 swaps.
-  EXPECT_EQ(plan.ops.size(), 4u * 5u + 7u + 5u);
+  EXPECT_THAT(stage_lines(plan, 4),
+              ElementsAre("wave_rhs", "Boundary_RHS", "y1 = acc + 1/3 y + 1/6 dt k", "swap y y1",
+                          "exchange begins (Driver_SyncEvolved)",
+                          "exchange finishes (Driver_SyncEvolved)", "Boundary_ApplyOuter"));
+  // Per stage 2 right-hand sides and 3 post-step operations; 5 combinations; 5 swaps.
+  EXPECT_EQ(plan.ops.size(), 4u * 5u + 5u + 5u);
   // Times: the right-hand sides at the stage's time, the combinations and post-step at the
   // new state's.
   const std::string text = plan.text();
@@ -143,7 +143,8 @@ TEST(StepPlan, RK4SplitOverlapsTheExchangeWithTheInterior) {
   EXPECT_THAT(stage_lines(plan, 4),
               ElementsAre("exchange begins (Driver_SyncEvolved)", "wave_rhs interior",
                           "exchange finishes (Driver_SyncEvolved)", "Boundary_ApplyOuter",
-                          "wave_rhs shell", "Boundary_RHS", "y1 = acc + 1/6 dt k", "swap y y1"));
+                          "wave_rhs shell", "Boundary_RHS", "y1 = acc + 1/3 y + 1/6 dt k",
+                          "swap y y1"));
   // The first stage's exchange and boundaries finish what the last step left: a driver skips
   // them when that was done between the steps; the later stages' are the step's own.
   std::vector<std::string> carried;
@@ -244,8 +245,8 @@ TEST(StepPlan, FoldedRightHandSidesLeaveTheirVariablesOutOfTheCombinations) {
   }
   EXPECT_THAT(stage_lines(plan, 4),
               ElementsAre("wave_rhs (and the stage's combinations)", "Boundary_RHS",
-                          "y1 = acc + 1/6 dt k (variables 0 in their right-hand side)", "swap y y1",
-                          "exchange begins (Driver_SyncEvolved)",
+                          "y1 = acc + 1/3 y + 1/6 dt k (variables 0 in their right-hand side)",
+                          "swap y y1", "exchange begins (Driver_SyncEvolved)",
                           "exchange finishes (Driver_SyncEvolved)", "Boundary_ApplyOuter"));
   // A stage that writes the state the right-hand side reads is never folded.
   IntegratorText in_place{"inplace", 1, "", "", {{"0", "y = y + dt k", "1"}}};

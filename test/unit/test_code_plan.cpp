@@ -172,25 +172,42 @@ TEST(CodePlan, EvaluationIsDepthFirstWithEachLoadOnceAndTheStoreLast) {
   EXPECT_EQ(loads, 15);
 }
 
+// The calculation `a = EXPRESSION` over variables u, v and b, lowered at fd order 2.
+Program one_equation(const std::string& expression) {
+  return test::lower_text("begin thorn Live\n"
+                          "  begin variables\n    u v b a\n  end variables\n"
+                          "  begin calculation c scheduled at evol\n    a = " +
+                              expression +
+                              "\n  end calculation\n"
+                              "end thorn\n",
+                          2);
+}
+
 // The values alive at once, counted on sums whose order is known: a = (u + v) * (u - v) loads u
 // and v (2 live), computes u + v (3: u and v are still needed) and u - v (4, then u and v die),
 // and the product (3, then both sums die): at most 4.
 TEST(CodePlan, LiveValuesAreCountedFromFirstUseToLastUse) {
-  const Program program = test::lower_text(R"(
-begin thorn Live
-  begin variables
-    u v a
-  end variables
-  begin calculation c scheduled at evol
-    a = (u + v) * (u - v)
-  end calculation
-end thorn
-)",
-                                           2);
+  const Program program = one_equation("(u + v) * (u - v)");
   const Calculation& calc = program.calculations.at(0);
   const KernelPlan plan = plan_kernels(calc, default_mapping(calc)).at(0);
   const std::vector<NodeId> order = evaluation_order(calc.dag, plan);
   ASSERT_EQ(order.size(), 5u); // u, v, u + v, u - v, the product
+  EXPECT_EQ(max_live_values(calc.dag, order), 4);
+}
+
+// A value loaded at the point is loaded after its siblings are computed, not before them (a
+// folded stage's y0 + 1/2 dt k held y0 through the whole right-hand side): a = b + (u + v) *
+// (u - v) computes the product (4 alive at most, as above), then loads b; b first held 5.
+TEST(CodePlan, AValueLoadedAtThePointIsLoadedAfterItsSiblings) {
+  const Program program = one_equation("b + (u + v) * (u - v)");
+  const Calculation& calc = program.calculations.at(0);
+  const KernelPlan plan = plan_kernels(calc, default_mapping(calc)).at(0);
+  const std::vector<NodeId> order = evaluation_order(calc.dag, plan);
+  ASSERT_EQ(order.size(), 7u); // u, v, u + v, u - v, the product, b, the sum
+  const Node& b = calc.dag.node(order[5]);
+  EXPECT_EQ(b.op, Op::Load);
+  EXPECT_EQ(calc.grid_functions[std::size_t(b.index)].name, "b");
+  EXPECT_EQ(calc.dag.node(order[4]).op, Op::Mul);
   EXPECT_EQ(max_live_values(calc.dag, order), 4);
 }
 

@@ -32,7 +32,7 @@ TEST(FoldStores, CombinationsAtTheStoreEqualThePlainStoreThenTheCombinations) {
   const calc::Program prog = lower_text(kWave, 4);
   const calc::Calculation& rhs = prog.calculations.at(0);
   const int p0 = int(prog.parameters.size()); // coefficients after the thorn's parameters
-  // RK4's stage 2 for pi: acc = acc + a k; y1 = y0 + b k.
+  // An accumulating stage for pi: acc = acc + a k; y1 = y0 + b k.
   FoldedStore fold;
   fold.replaced = "pirhs";
   fold.targets = {{"pi_acc", {{p0, "pi_acc"}, {p0 + 1, ""}}},
