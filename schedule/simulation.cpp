@@ -109,14 +109,7 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
   // The right-hand side of each evolved variable, and the stage combinations folded into the
   // right-hand sides that can compute them (their folded forms join the program's
   // calculations, to be mapped and compiled with the others).
-  std::vector<std::string> rhs_names;
-  for (const std::string& v : program.evolved) {
-    std::string rhs;
-    for (const calc::Calculation& c : program.calculations)
-      for (const calc::GridFunctionRef& gf : c.grid_functions)
-        if (gf.role == calc::GridFunctionRole::RightHandSide && gf.evolves == v) rhs = gf.name;
-    rhs_names.push_back(rhs.empty() ? v + "rhs" : rhs);
-  }
+  const std::vector<std::string> rhs_names = schedule::rhs_fields(program);
   const schedule::Integrator& integrator =
       schedule::find_integrator(reg.get_keyword("MoL", "ODE_Method"));
   folding_ = schedule::fold_step(setup_.program, integrator, rhs_names,

@@ -42,6 +42,18 @@ std::string StepFolding::register_field(const Integrator& integrator, int reg,
   return variable + "_" + integrator.register_name(reg);
 }
 
+std::vector<std::string> rhs_fields(const calc::Program& program) {
+  std::vector<std::string> out;
+  for (const std::string& v : program.evolved) {
+    std::string rhs;
+    for (const calc::Calculation& c : program.calculations)
+      for (const calc::GridFunctionRef& gf : c.grid_functions)
+        if (gf.role == calc::GridFunctionRole::RightHandSide && gf.evolves == v) rhs = gf.name;
+    out.push_back(rhs.empty() ? v + "rhs" : rhs);
+  }
+  return out;
+}
+
 StepFolding fold_step(calc::Program& program, const Integrator& integrator,
                       const std::vector<std::string>& rhs_fields, const std::string& mode,
                       bool ghosts_refilled, bool fold_large) {

@@ -40,6 +40,10 @@ struct StepFolding {
   std::string note;          // the banner's line: what folds, or why nothing does
 };
 
+// The right-hand side's grid function of each of program.evolved, as fold_step takes them: the
+// grid function some calculation stores as its right-hand side, else "<variable>rhs".
+std::vector<std::string> rhs_fields(const calc::Program& program);
+
 // Adds the folded forms (and the coefficient parameters) to `program`; `rhs_fields[v]` is the
 // right-hand side's grid function of program.evolved[v]. `mode` is Saguaro::fold_updates;
 // `ghosts_refilled` says whether every outer face of the grid is periodic or flat; `fold_large`

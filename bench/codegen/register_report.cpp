@@ -103,15 +103,8 @@ void report_folded(const bench::LoadedBenchmark& loaded, const calc::Mapping& ma
   for (const schedule::Integrator& integrator :
        {schedule::find_integrator("RK4"), schedule::parse_integrator(accumulating)}) {
     bench::LoadedBenchmark l = loaded;
-    std::vector<std::string> rhs_fields;
-    for (const std::string& v : l.program.evolved) {
-      std::string rhs = v + "rhs";
-      for (const calc::GridFunctionRef& gf : l.calculation().grid_functions)
-        if (gf.role == calc::GridFunctionRole::RightHandSide && gf.evolves == v) rhs = gf.name;
-      rhs_fields.push_back(rhs);
-    }
     const std::size_t plain = l.program.calculations.size();
-    schedule::fold_step(l.program, integrator, rhs_fields, "yes", true, true);
+    schedule::fold_step(l.program, integrator, schedule::rhs_fields(l.program), "yes", true, true);
     for (std::size_t f = plain; f < l.program.calculations.size(); ++f) {
       const calc::FoldedForm& form = l.program.folded_forms.at(f);
       bench::LoadedBenchmark one{l.program, f};

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -77,34 +78,29 @@ std::vector<NodeId> evaluation_order(const Dag& dag, const KernelPlan& plan) {
       if (!dag.node(k).uniform && dag.node(k).op != Op::Load && state[k] != 2) return false;
     return true;
   };
-  std::vector<NodeId> order, kids;
-  // Post-order, iteratively (BSSN's expressions nest hundreds deep): a node's kids are pushed
-  // once, in the order they are evaluated.
-  std::vector<std::pair<NodeId, std::vector<NodeId>>> stack;
-  auto push = [&](NodeId id) {
-    const Node& n = dag.node(id);
-    kids.clear();
-    if (state[id] == 1 && !n.uniform) {
-      for (NodeId k : n.kids)
-        if (!leaf(k)) kids.push_back(k);
-      for (NodeId k : n.kids)
-        if (leaf(k)) kids.push_back(k);
-    }
-    stack.push_back({id, std::vector<NodeId>(kids.rbegin(), kids.rend())});
-  };
+  std::vector<NodeId> order;
+  // Post-order, iteratively (BSSN's expressions nest hundreds deep). `next` runs over the kids
+  // twice, the first pass taking the others, the second the leaves (no list per node: the
+  // fission asks for this order hundreds of thousands of times).
+  std::vector<std::pair<NodeId, std::size_t>> stack;
   for (NodeId root : plan.roots) {
-    push(root);
+    stack.push_back({root, 0});
     while (!stack.empty()) {
-      auto& [id, pending] = stack.back();
+      auto& [id, next] = stack.back();
       const Node& n = dag.node(id);
       if (state[id] == 0 || state[id] == 3 || n.uniform) {
         stack.pop_back();
         continue;
       }
-      if (!pending.empty()) {
-        const NodeId kid = pending.back();
-        pending.pop_back();
-        push(kid);
+      std::optional<NodeId> kid;
+      while (!kid && state[id] == 1 && next < 2 * n.kids.size()) {
+        const bool second = next >= n.kids.size();
+        const NodeId k = n.kids[second ? next - n.kids.size() : next];
+        ++next;
+        if (leaf(k) == second) kid = k;
+      }
+      if (kid) {
+        stack.push_back({*kid, 0});
         continue;
       }
       state[id] = 3;

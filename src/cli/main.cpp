@@ -268,8 +268,9 @@ int main(int argc, char** argv) {
   const char* mixed_help = "how D_ij (i != j) is computed: product (one stencil), nested (D_12 "
                            "and D_13 from a stored D_1; D_23 stays one stencil) or auto (nested "
                            "from fd order 8)";
+  const std::vector<std::string> mixed_names{"auto", "product", "nested"};
   inspect_cmd->add_option("--mixed-derivatives", mixed, mixed_help)
-      ->check(CLI::IsMember({"auto", "product", "nested"}))
+      ->check(CLI::IsMember(mixed_names))
       ->capture_default_str();
   inspect_cmd->add_option("--format", format, "output format")
       ->check(CLI::IsMember({"text", "json"}))
@@ -400,7 +401,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({2, 4, 6, 8}))
       ->capture_default_str();
   map_cmd->add_option("--mixed-derivatives", map_command.mixed_derivatives, mixed_help)
-      ->check(CLI::IsMember({"auto", "product", "nested"}))
+      ->check(CLI::IsMember(mixed_names))
       ->capture_default_str();
 
   saguaro::cli::BatchCommand batch_command;
