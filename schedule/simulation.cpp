@@ -85,10 +85,16 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
   options.cache_dir = reg.get_string("Saguaro", "cache_dir");
   options.verbose = reg.get_bool("Saguaro", "verbose") && rank_ == 0;
   options.programmatic_launch = reg.get_bool("Saguaro", "programmatic_launch");
+  const std::string streaming = reg.get_keyword("Saguaro", "streaming_stores");
+  options.streaming_stores = streaming == "yes"  ? runtime::StreamingStores::always
+                             : streaming == "no" ? runtime::StreamingStores::never
+                                                 : runtime::StreamingStores::automatic;
   // Every calculation of the run works on this rank's patch: kernels printed for its layout,
   // when it is every rank's (otherwise each layout would be compiled on its own rank, and the
   // ranks of one host would run NVRTC side by side instead of sharing one compile).
   const grid::Patch& patch = decomposition_->patch();
+  options.array_points =
+      std::size_t(patch.pitch()) * std::size_t(patch.alloc()[1]) * std::size_t(patch.alloc()[2]);
   if (decomposition_->same_rows_on_every_rank())
     options.array_layout = calc::ArrayLayout{patch.pitch(), patch.alloc()[1]};
   backend_ = runtime::make_backend(choice.name, options);

@@ -92,6 +92,38 @@ const Helper kHelpers[] = {
 #undef SAGUARO_WRAP1
 #undef SAGUARO_WRAP2
 
+// Points per row chunk of a streamed calculation: its stores wait in buffers of this many doubles.
+constexpr int kRowChunk = 128;
+
+// A streamed row chunk written out of its buffer by non-temporal stores from the first 32-byte
+// (AVX) or 16-byte (SSE2) boundary on; plain stores at the ends, and on hosts without either.
+const char* const kStreamRow =
+    "inline void saguaro_stream_row(double* __restrict__ to, const double* __restrict__ from,\n"
+    "                               int n) {\n"
+    "  int i = 0;\n"
+    "#if defined(__AVX__) || defined(__SSE2__)\n"
+    "#if defined(__AVX__)\n"
+    "  const int width = 4;\n"
+    "#else\n"
+    "  const int width = 2;\n"
+    "#endif\n"
+    "  for (; i < n && reinterpret_cast<unsigned long>(to + i) % (8 * width) != 0; ++i)\n"
+    "    to[i] = from[i];\n"
+    "  for (; i + width <= n; i += width)\n"
+    "#if defined(__AVX__)\n"
+    "    _mm256_stream_pd(to + i, _mm256_loadu_pd(from + i));\n"
+    "#else\n"
+    "    _mm_stream_pd(to + i, _mm_loadu_pd(from + i));\n"
+    "#endif\n"
+    "#endif\n"
+    "  for (; i < n; ++i) to[i] = from[i];\n"
+    "}\n"
+    "inline void saguaro_stream_fence() {\n"
+    "#if defined(__SSE2__)\n"
+    "  _mm_sfence();\n"
+    "#endif\n"
+    "}\n";
+
 // The C++ backend's helpers, but the two the host compiler inlines best as they are.
 const char* helper_for(Function fn) {
   if (fn == Function::Sqrt) return "std::sqrt";
@@ -102,8 +134,8 @@ const char* helper_for(Function fn) {
 // Emits one calculation's function under one mapping.
 class CalculationEmitter : public CpuArgsEmitter {
 public:
-  CalculationEmitter(const calc::Calculation& calc, const calc::Mapping& mapping)
-      : CpuArgsEmitter(calc, mapping) {}
+  CalculationEmitter(const calc::Calculation& calc, const calc::Mapping& mapping, bool streamed)
+      : CpuArgsEmitter(calc, mapping), streamed_(streamed) {}
 
   std::string emit(const std::string& function_name) {
     const std::vector<calc::KernelPlan> plans = calc::plan_kernels(calc_, mapping_);
@@ -176,13 +208,20 @@ private:
       }
       body << "            const double n" << id << " = " << text << ";\n";
     }
+    // Streamed, a row's stores wait in buffers of kRowChunk points (in L1) and are written out
+    // after the chunk by non-temporal stores, which GCC has no way to ask for in a vectorised
+    // loop. Loads of a stored field at the point still read the array: its old value.
+    std::vector<std::string> outs; // "w<g>", "tw<slot>"
     for (int st : km.stores) {
       const calc::Store& store = stage.stores[st];
       used_fields_.insert(store.grid_function);
-      body << "            w" << store.grid_function << "[i] = " << ref(store.value) << ";\n";
+      outs.push_back("w" + std::to_string(store.grid_function));
+      body << "            " << stored(outs.back()) << " = " << ref(store.value) << ";\n";
     }
-    for (NodeId t : km.temporaries)
-      body << "            tw" << slots_.at(t) << "[i] = " << ref(t) << ";\n";
+    for (NodeId t : km.temporaries) {
+      outs.push_back("tw" + std::to_string(slots_.at(t)));
+      body << "            " << stored(outs.back()) << " = " << ref(t) << ";\n";
+    }
 
     std::ostringstream o;
     o << "    // Kernel " << k << " (stage " << km.stage << "): stores";
@@ -213,7 +252,7 @@ private:
     for (const auto& [d, name] : row_offsets)
       o << "      const std::ptrdiff_t " << name << " = " << d.first << " * sj + " << d.second
         << " * sk;\n";
-    o << "#pragma omp for collapse(2) schedule(static)\n";
+    o << "#pragma omp for collapse(2) schedule(static)" << (streamed_ ? " nowait" : "") << "\n";
     o << "      for (std::ptrdiff_t k = k0; k < k1; ++k) {\n";
     o << "        for (std::ptrdiff_t j = j0; j < j1; ++j) {\n";
     o << "          const std::ptrdiff_t row = k * sk + j * sj;\n";
@@ -235,14 +274,38 @@ private:
         << " + row;\n";
     if (axes.count(2)) o << "          const double z = origin2 + double(k + ioff2) * spacing2;\n";
     if (axes.count(1)) o << "          const double y = origin1 + double(j + ioff1) * spacing1;\n";
+    if (streamed_) {
+      o << "          for (int c0 = i0; c0 < i1; c0 += " << kRowChunk << ") {\n";
+      o << "          const int c1 = i1 - c0 < " << kRowChunk << " ? i1 : c0 + " << kRowChunk
+        << ";\n";
+      for (const std::string& w : outs)
+        o << "          alignas(64) double s" << w << "[" << kRowChunk << "];\n";
+    }
     o << "#pragma omp simd\n";
-    o << "          for (int i = i0; i < i1; ++i) {\n";
+    o << "          for (int i = " << (streamed_ ? "c0; i < c1" : "i0; i < i1") << "; ++i) {\n";
     if (axes.count(0))
       o << "            const double x = origin0 + double(i + ioff0) * spacing0;\n";
     o << body.str();
-    o << "          }\n        }\n      }\n    }\n";
+    o << "          }\n";
+    if (streamed_) {
+      for (const std::string& w : outs)
+        o << "          saguaro_stream_row(" << w << " + c0, s" << w << ", c1 - c0);\n";
+      o << "          }\n";
+    }
+    o << "        }\n      }\n";
+    // Streaming stores are weakly ordered: each thread fences its own before the loop's barrier
+    // (nowait above), since the next kernel reads what this one stored.
+    if (streamed_) o << "      saguaro_stream_fence();\n#pragma omp barrier\n";
+    o << "    }\n";
     return o.str();
   }
+
+  // Where the loop body puts the value of output `w` (w<g> or tw<slot>) at point i.
+  std::string stored(const std::string& w) const {
+    return streamed_ ? "s" + w + "[i - c0]" : w + "[i]";
+  }
+
+  bool streamed_;
 };
 
 } // namespace
@@ -257,16 +320,20 @@ std::string cpu_args_preamble() {
   return o.str();
 }
 
-std::string generate_cpp(const calc::Program& program, const std::vector<calc::Mapping>& mappings) {
+std::string generate_cpp(const calc::Program& program, const std::vector<calc::Mapping>& mappings,
+                         const std::vector<bool>& streamed) {
   if (!mappings.empty() && mappings.size() != program.calculations.size())
     throw calc::MappingError("generate_cpp: " + std::to_string(mappings.size()) + " mappings for " +
                              std::to_string(program.calculations.size()) + " calculations");
   std::set<std::string> helpers;
   std::vector<std::string> functions;
+  bool any_streamed = false;
   for (std::size_t c = 0; c < program.calculations.size(); ++c) {
     const calc::Calculation& calc = program.calculations[c];
     const calc::Mapping mapping = mappings.empty() ? calc::default_mapping(calc) : mappings[c];
-    CalculationEmitter emitter(calc, mapping);
+    const bool streams = c < streamed.size() && streamed[c];
+    any_streamed = any_streamed || streams;
+    CalculationEmitter emitter(calc, mapping, streams);
     functions.push_back(emitter.emit(cpu_function_name(program, c)));
     helpers.insert(emitter.helpers().begin(), emitter.helpers().end());
   }
@@ -277,9 +344,11 @@ std::string generate_cpp(const calc::Program& program, const std::vector<calc::M
     << (program.calculations.size() == 1 ? "" : "s") << ".\n";
   o << "// One function per calculation: void saguaro_calc_<index>_<name>(const "
        "saguaro_cpu_args*).\n";
-  o << "#include <cmath>\n#include <cstddef>\n\n";
-  o << cpu_args_preamble() << "\n";
+  o << "#include <cmath>\n#include <cstddef>\n";
+  if (any_streamed) o << "#if defined(__SSE2__)\n#include <immintrin.h>\n#endif\n";
+  o << "\n" << cpu_args_preamble() << "\n";
   o << "namespace {\n";
+  if (any_streamed) o << kStreamRow;
   for (const Helper& h : kHelpers)
     if (helpers.count(h.name)) o << h.text;
   o << "} // namespace\n";

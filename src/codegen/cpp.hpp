@@ -73,8 +73,11 @@ using CpuKernel = void (*)(const CpuArgs*);
 // The C++ source of all calculations of `program` under `mappings` (one per calculation; an
 // empty vector means the default mapping everywhere). Throws calc::MappingError for a mapping
 // that does not fit its calculation.
+// `streamed` (per calculation; missing entries false): print its stores as non-temporal
+// (streaming) stores, for arrays that outrun the host's cache (runtime::streams_stores).
 std::string generate_cpp(const calc::Program& program,
-                         const std::vector<calc::Mapping>& mappings = {});
+                         const std::vector<calc::Mapping>& mappings = {},
+                         const std::vector<bool>& streamed = {});
 
 // The exported name of calculation `index` of `program`: saguaro_calc_<index>_<name>, the name
 // reduced to [A-Za-z0-9_].

@@ -56,6 +56,10 @@ public:
   // nothing runs but the compiler identity probe).
   std::string object_path(const calc::Program& program,
                           const std::vector<calc::Mapping>& mappings = {});
+  // Per calculation, whether its kernels stream their stores (streams_stores over its grid
+  // functions and temporaries at BackendOptions::array_points, the host's last-level cache).
+  std::vector<bool> streamed(const calc::Program& program,
+                             const std::vector<calc::Mapping>& mappings) const;
 
   // Statistics of this backend object: compiler runs (compiles made here) and cache hits.
   int compiler_runs() const { return compiler_runs_; }
@@ -72,6 +76,7 @@ private:
   BackendOptions options_;
   std::vector<std::string> flags_;
   std::string identity_; // filled on first use
+  double cache_bytes_;   // the host's last-level cache
   int compiler_runs_ = 0;
   int cache_hits_ = 0;
   std::vector<std::shared_ptr<KernelTiming>> timings_; // written by the calculations' run()

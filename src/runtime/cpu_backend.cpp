@@ -14,7 +14,8 @@ namespace saguaro::runtime {
 namespace fs = std::filesystem;
 
 CpuBackend::CpuBackend(BackendOptions options)
-    : options_(std::move(options)), flags_(default_flags()) {
+    : options_(std::move(options)), flags_(default_flags()),
+      cache_bytes_(host_last_level_cache_bytes()) {
   if (options_.compiler.empty()) options_.compiler = "c++";
 }
 
@@ -75,8 +76,23 @@ std::string CpuBackend::key_for(const std::string& source) {
 
 std::string CpuBackend::object_path(const calc::Program& program,
                                     const std::vector<calc::Mapping>& mappings) {
-  return (fs::path(cache_dir()) / (key_for(codegen::generate_cpp(program, mappings)) + ".so"))
+  return (fs::path(cache_dir()) /
+          (key_for(codegen::generate_cpp(program, mappings, streamed(program, mappings))) + ".so"))
       .string();
+}
+
+std::vector<bool> CpuBackend::streamed(const calc::Program& program,
+                                       const std::vector<calc::Mapping>& mappings) const {
+  std::vector<bool> out;
+  for (std::size_t c = 0; c < program.calculations.size(); ++c) {
+    const std::size_t arrays =
+        program.calculations[c].grid_functions.size() +
+        (c < mappings.size() ? calc::temporary_arrays(mappings[c]).size() : 0);
+    out.push_back(streams_stores(options_.streaming_stores,
+                                 8.0 * double(options_.array_points) * double(arrays),
+                                 cache_bytes_));
+  }
+  return out;
 }
 
 std::vector<std::unique_ptr<CompiledCalculation>>
@@ -92,7 +108,7 @@ CpuBackend::compile(const calc::Program& program, const std::vector<calc::Mappin
   job.label = "thorn " + program.thorn + " (" + std::to_string(program.calculations.size()) +
               " calculation" + (program.calculations.size() == 1 ? "" : "s") + ")";
   job.dir = cache_dir();
-  job.source = codegen::generate_cpp(program, mappings);
+  job.source = codegen::generate_cpp(program, mappings, streamed(program, mappings));
   job.key = key_for(job.source);
   job.compile = {options_.compiler};
   job.compile.insert(job.compile.end(), flags_.begin(), flags_.end());

@@ -295,6 +295,7 @@ public:
         }
   }
 
+  static constexpr int kWrapAhead = 8; // rows a wrap prefetches ahead
   void wrap_ghosts(const std::vector<double*>& fields, const std::array<int, 3>& alloc, int pitch,
                    int ghost, const std::array<bool, 3>& wrap) override {
     const std::array<int, 3> n{alloc[0] - 2 * ghost, alloc[1] - 2 * ghost, alloc[2] - 2 * ghost};
@@ -303,21 +304,49 @@ public:
     auto wrapped = [&](int a, int i) {
       return !wrap[a] ? i : i < ghost ? i + n[a] : i >= ghost + n[a] ? i - n[a] : i;
     };
-    for (const ArrayBox& box : wrapped_ghost_boxes(alloc, pitch, ghost, wrap))
+    const std::vector<ArrayBox> boxes = wrapped_ghost_boxes(alloc, pitch, ghost, wrap);
+    std::size_t first = 0;
+    if (wrap[0] && !fields.empty()) {
+      // x first, as the boxes come: both ends of a row in one visit, every field in one loop
+      // over planes. A row's x ghosts are a few points at each end of it; two sweeps (one per
+      // box), a division per row and no prefetch took 30% of a CPU step of the wave equation
+      // at 128^3: rows ~1 KB apart defeat the hardware prefetchers, so both ends of the row
+      // kWrapAhead rows on in the plane are asked for.
+      const ArrayBox& box = boxes[0];
+      const long planes_per_field = box.hi[2] - box.lo[2];
+      const long planes = planes_per_field * long(fields.size());
+      const std::ptrdiff_t ahead = kWrapAhead * std::ptrdiff_t(box.row_pitch());
+#pragma omp parallel for schedule(static) if (planes * (box.hi[1] - box.lo[1]) * ghost > 16384)
+      for (long p = 0; p < planes; ++p) {
+        double* const field = fields[std::size_t(p / planes_per_field)];
+        const int k = box.lo[2] + int(p % planes_per_field);
+        for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+          double* const row = field + offset(box, 0, j, k);
+          if (j + kWrapAhead < box.hi[1]) {
+            __builtin_prefetch(row + ahead, 1);
+            __builtin_prefetch(row + ahead + n[0], 1);
+          }
+          for (int i = 0; i < ghost; ++i) {
+            row[i] = row[i + n[0]];
+            row[ghost + n[0] + i] = row[ghost + i];
+          }
+        }
+      }
+      first = 2;
+    }
+    for (std::size_t b = first; b < boxes.size(); ++b)
       for (double* f : fields) {
+        const ArrayBox& box = boxes[b];
         const long rows = long(box.hi[2] - box.lo[2]) * (box.hi[1] - box.lo[1]);
-#pragma omp parallel for schedule(static) if (rows * (box.hi[0] - box.lo[0]) > 32768)
+        const std::size_t width = std::size_t(box.hi[0] - box.lo[0]);
+#pragma omp parallel for schedule(static) if (rows * long(width) > 32768)
         for (long r = 0; r < rows; ++r) {
           const int j = box.lo[1] + int(r % (box.hi[1] - box.lo[1]));
           const int k = box.lo[2] + int(r / (box.hi[1] - box.lo[1]));
-          double* to = f + offset(box, 0, j, k);
-          const double* from = f + offset(box, 0, wrapped(1, j), wrapped(2, k));
-          if (!wrap[0] || (box.lo[0] >= ghost && box.hi[0] <= ghost + n[0])) {
-            std::memcpy(to + box.lo[0], from + box.lo[0],
-                        sizeof(double) * std::size_t(box.hi[0] - box.lo[0]));
-          } else {
-            for (int i = box.lo[0]; i < box.hi[0]; ++i) to[i] = from[wrapped(0, i)];
-          }
+          // y and z boxes: whole rows, already wrapped along x.
+          std::memcpy(f + offset(box, box.lo[0], j, k),
+                      f + offset(box, box.lo[0], wrapped(1, j), wrapped(2, k)),
+                      sizeof(double) * width);
         }
       }
   }

@@ -3,8 +3,11 @@
 #include "runtime/check.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 #include <stdexcept>
+#include <string>
+#include <unistd.h>
 
 namespace saguaro::runtime {
 
@@ -73,6 +76,42 @@ void CompiledCalculation::run_boxes(const KernelArgs& args,
     box_args.hi = box.hi;
     run(box_args);
   }
+}
+
+bool streams_stores(StreamingStores policy, double array_bytes, double cache_bytes) {
+  switch (policy) {
+  case StreamingStores::always: return true;
+  case StreamingStores::never: return false;
+  default: return array_bytes > cache_bytes;
+  }
+}
+
+double host_last_level_cache_bytes() {
+  // sysfs gives the cache of this CPU's instance (a virtual machine's share of the socket, a
+  // chiplet's L3); sysconf may give the whole socket's.
+  double largest = 0;
+  int level = 0;
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    std::ifstream level_file(dir + "/level"), size_file(dir + "/size");
+    int l = 0;
+    double size = 0;
+    std::string unit;
+    if (!(level_file >> l) || !(size_file >> size)) continue;
+    size_file >> unit; // "32768K" reads as 32768 then "K"
+    if (unit == "K") size *= 1024;
+    if (unit == "M") size *= 1024 * 1024;
+    if (l >= level && size > 0) {
+      level = l;
+      largest = size;
+    }
+  }
+  if (largest > 0) return largest;
+  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+    const long bytes = sysconf(name);
+    if (bytes > 0) return double(bytes);
+  }
+  return 32.0 * 1024 * 1024;
 }
 
 } // namespace saguaro::runtime

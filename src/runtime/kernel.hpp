@@ -101,6 +101,21 @@ public:
 using calc::Margin; // calc::required_margin: what the ghost width must cover
 using calc::required_margin;
 
+// CPU backend: whether the generated kernels write their stores with non-temporal (streaming)
+// stores, which skip the read of each stored cache line (Saguaro::streaming_stores).
+enum class StreamingStores {
+  automatic, // where a launch's arrays outrun the host's last-level cache (streams_stores)
+  always,
+  never,
+};
+
+// Whether a launch touching `array_bytes` of arrays streams its stores under `policy` on a host
+// whose last-level cache holds `cache_bytes`: automatic streams beyond the cache, where what a
+// kernel stores is evicted before the next one reads it, and keeps cached stores below it.
+bool streams_stores(StreamingStores policy, double array_bytes, double cache_bytes);
+// The host's last-level cache in bytes (sysconf's level 3, else level 2), 32 MiB when unknown.
+double host_last_level_cache_bytes();
+
 struct BackendOptions {
   std::string cache_dir;        // where compiled code is kept ("" = default)
   std::string compiler = "c++"; // CPU backend: the host compiler
@@ -108,6 +123,11 @@ struct BackendOptions {
   // CUDA backend: launch each kernel with Hopper's programmatic dependent launch where the GPU
   // has it, so that it starts while the kernel before it finishes (Saguaro::programmatic_launch).
   bool programmatic_launch = true;
+  // CPU backend: non-temporal stores (StreamingStores; the kokkos backend's kernels store
+  // plainly), decided at compile for arrays of `array_points` points each (a run's patch with
+  // its ghosts and row padding; 0: unknown, automatic then streams nothing).
+  StreamingStores streaming_stores = StreamingStores::automatic;
+  std::size_t array_points = 0;
   // The layout of every array the calculations will run over (a run's patch), when there is
   // one: the CUDA backend prints its kernels for it (strides as constants, checked at each
   // launch). None: kernels for any layout.

@@ -412,5 +412,37 @@ TEST(CpuTimings, EveryRunOfEveryCalculationIsTimed) {
   EXPECT_EQ(timings[0].launches, 0);
 }
 
+// Streaming stores (Saguaro::streaming_stores): automatic streams where a launch's arrays are
+// larger than the host's last-level cache and keeps plain stores below it; the backend decides per
+// calculation at compile, from the run's array size and each calculation's arrays.
+TEST(StreamingStores, AutomaticStreamsWhereTheArraysOutrunTheCache) {
+  using runtime::StreamingStores;
+  EXPECT_TRUE(runtime::streams_stores(StreamingStores::automatic, 33e6, 32e6));
+  EXPECT_FALSE(runtime::streams_stores(StreamingStores::automatic, 31e6, 32e6));
+  EXPECT_FALSE(runtime::streams_stores(StreamingStores::automatic, 0, 32e6)); // size unknown
+  EXPECT_TRUE(runtime::streams_stores(StreamingStores::always, 0, 32e6));
+  EXPECT_FALSE(runtime::streams_stores(StreamingStores::never, 1e12, 32e6));
+  const double cache = runtime::host_last_level_cache_bytes();
+  EXPECT_GE(cache, 64.0 * 1024); // no host has a last-level cache smaller
+  EXPECT_LE(cache, 4.0 * 1024 * 1024 * 1024);
+
+  const calc::Program p = lower_file("par/wave.edl");
+  runtime::BackendOptions options;
+  runtime::CpuBackend unknown(options); // no array size: nothing streams
+  EXPECT_EQ(unknown.streamed(p, {}), std::vector<bool>(p.calculations.size(), false));
+  // Arrays as large as the cache each: every calculation (two arrays or more) streams; arrays a
+  // thousandth of it: none does.
+  options.array_points = std::size_t(cache / 8);
+  EXPECT_EQ(runtime::CpuBackend(options).streamed(p, {}),
+            std::vector<bool>(p.calculations.size(), true));
+  options.array_points = std::size_t(cache / 8000);
+  EXPECT_EQ(runtime::CpuBackend(options).streamed(p, {}),
+            std::vector<bool>(p.calculations.size(), false));
+  options.streaming_stores = StreamingStores::always;
+  EXPECT_EQ(runtime::CpuBackend(options).streamed(p, {}),
+            std::vector<bool>(p.calculations.size(), true));
+  EXPECT_NE(runtime::CpuBackend(options).object_path(p), unknown.object_path(p));
+}
+
 } // namespace
 } // namespace saguaro::test

@@ -141,21 +141,25 @@ std::size_t count_of(const std::string& text, const std::string& what) {
 struct Case {
   std::string file;
   Partition partition;
+  bool streamed = false; // every calculation's stores streaming (non-temporal) stores
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.file << " under " << partition_name(c.partition);
+  *os << c.file << " under " << partition_name(c.partition) << (c.streamed ? ", streamed" : "");
 }
 
 class CpuUnderMapping : public ::testing::TestWithParam<Case> {};
 
 // Every calculation of the example under the partition: the same results as the interpreter
 // (to 1e-13) at the points each stage writes, nothing else changed, with default and perturbed
-// parameters.
+// parameters. Streamed, also on rows of several chunks and a part of one (kRowChunk is 128),
+// there bit for bit the plain stores' results (the interpreter's differ by rounding beyond the
+// tolerance on rows that long).
 TEST_P(CpuUnderMapping, MatchesTheInterpreter) {
   const calc::Program program = lower_file(GetParam().file);
   const std::vector<calc::Mapping> mappings = partitions(program, GetParam().partition);
-  std::size_t kernels = 0, stages = 0, stores = 0, temporaries = 0;
+  const std::vector<bool> streamed(program.calculations.size(), GetParam().streamed);
+  std::size_t kernels = 0, stages = 0, stores = 0, temporaries = 0, outputs = 0;
   for (std::size_t c = 0; c < program.calculations.size(); ++c) {
     ASSERT_NO_THROW(calc::plan_kernels(program.calculations[c], mappings[c]))
         << program.calculations[c].name;
@@ -163,16 +167,23 @@ TEST_P(CpuUnderMapping, MatchesTheInterpreter) {
     stages += program.calculations[c].stages.size();
     for (const calc::Stage& stage : program.calculations[c].stages) stores += stage.stores.size();
     temporaries += calc::temporary_arrays(mappings[c]).size();
+    for (const calc::KernelMapping& k : mappings[c].kernels)
+      outputs += k.stores.size() + k.temporaries.size();
   }
   // The partition is what it says: the comparison below would pass whatever was run.
-  const std::string source = codegen::generate_cpp(program, mappings);
+  const std::string source = codegen::generate_cpp(program, mappings, streamed);
   EXPECT_EQ(count_of(source, "#pragma omp for collapse(2)"), kernels);
+  // Streamed: every output of every kernel written out by the streaming copy, and every kernel's
+  // streaming stores fenced before its barrier (the helpers' definitions count one each).
+  EXPECT_EQ(count_of(source, "saguaro_stream_row("), GetParam().streamed ? outputs + 1 : 0);
+  EXPECT_EQ(count_of(source, "saguaro_stream_fence();"), GetParam().streamed ? kernels : 0);
+  EXPECT_EQ(count_of(source, "schedule(static) nowait"), GetParam().streamed ? kernels : 0);
   EXPECT_EQ(count_of(source, "    // Kernel "), kernels);
   EXPECT_EQ(count_of(source, "= args->temporaries["), temporaries);
   switch (GetParam().partition) {
   case Partition::Default:
     EXPECT_EQ(kernels, stages);
-    EXPECT_EQ(source, codegen::generate_cpp(program));
+    EXPECT_EQ(source, codegen::generate_cpp(program, {}, streamed));
     break;
   case Partition::PerStore:
     EXPECT_EQ(kernels, stores);
@@ -187,29 +198,42 @@ TEST_P(CpuUnderMapping, MatchesTheInterpreter) {
   }
 
   auto reference = runtime::make_backend("interpreter", {})->compile(program);
-  runtime::CpuBackend cpu(suite_options());
+  runtime::BackendOptions options = suite_options();
+  if (GetParam().streamed) options.streaming_stores = runtime::StreamingStores::always;
+  runtime::CpuBackend cpu(options);
+  EXPECT_EQ(cpu.streamed(program, mappings), streamed);
   auto mapped = cpu.compile(program, mappings);
   ASSERT_EQ(mapped.size(), program.calculations.size());
+  std::vector<std::array<int, 3>> interiors{{12, 10, 9}};
+  std::vector<std::unique_ptr<runtime::CompiledCalculation>> plain;
+  if (GetParam().streamed) {
+    interiors.push_back({300, 3, 2});
+    plain = runtime::CpuBackend(suite_options()).compile(program, mappings);
+  }
   for (std::size_t ci = 0; ci < program.calculations.size(); ++ci) {
     const calc::Calculation& c = program.calculations[ci];
-    for (bool perturbed : {false, true}) {
-      SCOPED_TRACE(c.name + " (" + calc::to_string(c, mappings[ci]) + ")" +
-                   (perturbed ? ", perturbed parameters" : ", default parameters"));
-      Patch initial = make_patch(c, runtime::required_margin(c));
-      initial.args.parameters = parameter_values(program, perturbed);
-      Patch expected = clone(initial), actual = clone(initial);
-      reference[ci]->run(expected.args);
-      mapped[ci]->run(actual.args);
-      Agreement r = compare(c, initial, expected, actual, kTolerance);
-      EXPECT_GT(r.written, 0);
-      EXPECT_EQ(r.mismatches, 0) << r.first_problem;
-      EXPECT_EQ(r.not_written, 0) << r.first_problem;
-      EXPECT_EQ(r.outside_changed, 0) << r.first_problem;
-      std::printf("[ info ] %-14s %-9s %zu kernels, %zu temporaries: max relative difference "
-                  "%.3g\n",
-                  c.name.c_str(), perturbed ? "perturbed" : "defaults", mappings[ci].kernels.size(),
-                  calc::temporary_arrays(mappings[ci]).size(), r.max_relative);
-    }
+    for (bool perturbed : {false, true})
+      for (const std::array<int, 3>& interior : interiors) {
+        SCOPED_TRACE(c.name + " (" + calc::to_string(c, mappings[ci]) + ")" +
+                     (perturbed ? ", perturbed parameters" : ", default parameters") + ", " +
+                     std::to_string(interior[0]) + " points a row");
+        Patch initial = make_patch(c, runtime::required_margin(c), interior);
+        initial.args.parameters = parameter_values(program, perturbed);
+        Patch expected = clone(initial), actual = clone(initial);
+        const bool long_rows = interior[0] > 128;
+        (long_rows ? plain : reference)[ci]->run(expected.args);
+        mapped[ci]->run(actual.args);
+        Agreement r = compare(c, initial, expected, actual, long_rows ? 0.0 : kTolerance);
+        EXPECT_GT(r.written, 0);
+        EXPECT_EQ(r.mismatches, 0) << r.first_problem;
+        EXPECT_EQ(r.not_written, 0) << r.first_problem;
+        EXPECT_EQ(r.outside_changed, 0) << r.first_problem;
+        std::printf("[ info ] %-14s %-9s %zu kernels, %zu temporaries: max relative difference "
+                    "%.3g\n",
+                    c.name.c_str(), perturbed ? "perturbed" : "defaults",
+                    mappings[ci].kernels.size(), calc::temporary_arrays(mappings[ci]).size(),
+                    r.max_relative);
+      }
   }
   // Still one timing per calculation, whatever its kernels.
   EXPECT_EQ(cpu.kernel_timings().size(), program.calculations.size());
@@ -220,8 +244,11 @@ std::vector<Case> cases() {
   for (const char* file : {"par/wave.edl", "par/maxwell.edl", "par/advect.edl",
                            "par/microbench.edl", "test/codegen/edl/split.edl"})
     for (Partition p : {Partition::Default, Partition::PerStore, Partition::Temporaries,
-                        Partition::PerStoreTemporaries})
+                        Partition::PerStoreTemporaries}) {
       out.push_back({file, p});
+      if (p == Partition::Default || p == Partition::PerStoreTemporaries)
+        out.push_back({file, p, true});
+    }
   return out;
 }
 
@@ -230,7 +257,8 @@ INSTANTIATE_TEST_SUITE_P(Examples, CpuUnderMapping, ::testing::ValuesIn(cases())
                            std::string name = info.param.file;
                            name = name.substr(name.rfind('/') + 1);
                            name = name.substr(0, name.find('.'));
-                           return name + "_" + partition_name(info.param.partition);
+                           return name + "_" + partition_name(info.param.partition) +
+                                  (info.param.streamed ? "_Streamed" : "");
                          });
 
 // A calculation of several stages (the derivative of an expression) whose stages are split
