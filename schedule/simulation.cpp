@@ -53,11 +53,11 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
   const grid::GridSpec spec = grid_spec(setup_, ghost_);
   decomposition_ = std::make_unique<grid::Decomposition>(spec, comm_);
   check_output_directories(setup_);
+  int on_host = 1; // ranks on this host
   {
     // Every rank decides alike: the largest patch against the least memory per rank of a host.
     MPI_Comm host = MPI_COMM_NULL;
     MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
-    int on_host = 1;
     MPI_Comm_size(host, &on_host);
     MPI_Comm_free(&host);
     double points = double(decomposition_->patch().points());
@@ -95,6 +95,7 @@ Simulation::Simulation(Setup setup, MPI_Comm comm, std::ostream& log)
   const grid::Patch& patch = decomposition_->patch();
   options.array_points =
       std::size_t(patch.pitch()) * std::size_t(patch.alloc()[1]) * std::size_t(patch.alloc()[2]);
+  options.ranks_on_host = on_host;
   if (decomposition_->same_rows_on_every_rank())
     options.array_layout = calc::ArrayLayout{patch.pitch(), patch.alloc()[1]};
   backend_ = runtime::make_backend(choice.name, options);

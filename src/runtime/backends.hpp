@@ -57,7 +57,8 @@ public:
   std::string object_path(const calc::Program& program,
                           const std::vector<calc::Mapping>& mappings = {});
   // Per calculation, whether its kernels stream their stores (streams_stores over its grid
-  // functions and temporaries at BackendOptions::array_points, the host's last-level cache).
+  // functions and temporaries at BackendOptions::array_points, against this rank's share of the
+  // host's last-level caches).
   std::vector<bool> streamed(const calc::Program& program,
                              const std::vector<calc::Mapping>& mappings) const;
 
@@ -76,7 +77,7 @@ private:
   BackendOptions options_;
   std::vector<std::string> flags_;
   std::string identity_; // filled on first use
-  double cache_bytes_;   // the host's last-level cache
+  double cache_bytes_;   // this rank's share of the host's last-level caches
   int compiler_runs_ = 0;
   int cache_hits_ = 0;
   std::vector<std::shared_ptr<KernelTiming>> timings_; // written by the calculations' run()

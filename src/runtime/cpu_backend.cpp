@@ -6,6 +6,7 @@
 #include "runtime/native_library.hpp"
 #include "runtime/process.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 
@@ -15,7 +16,7 @@ namespace fs = std::filesystem;
 
 CpuBackend::CpuBackend(BackendOptions options)
     : options_(std::move(options)), flags_(default_flags()),
-      cache_bytes_(host_last_level_cache_bytes()) {
+      cache_bytes_(host_last_level_cache_bytes() / std::max(1, options_.ranks_on_host)) {
   if (options_.compiler.empty()) options_.compiler = "c++";
 }
 

@@ -3,7 +3,9 @@
 #include "runtime/check.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -86,27 +88,48 @@ bool streams_stores(StreamingStores policy, double array_bytes, double cache_byt
   }
 }
 
+namespace {
+
+// A sysfs cache size ("32768K", "1M") in bytes; 0 where unreadable.
+double cache_size_bytes(const std::string& path) {
+  std::ifstream in(path);
+  double size = 0;
+  std::string unit;
+  if (!(in >> size)) return 0;
+  in >> unit;
+  return size * (unit == "K" ? 1024.0 : unit == "M" ? 1024.0 * 1024 : 1.0);
+}
+
+} // namespace
+
 double host_last_level_cache_bytes() {
-  // sysfs gives the cache of this CPU's instance (a virtual machine's share of the socket, a
-  // chiplet's L3); sysconf may give the whole socket's.
-  double largest = 0;
+  // sysfs lists every CPU's caches with the CPUs that share each: the host's last-level caches
+  // are the distinct instances of the highest level (chiplets' L3s, sockets, or a virtual
+  // machine's share), which sysconf does not tell apart (it may give the whole socket's).
+  namespace fs = std::filesystem;
   int level = 0;
-  for (int index = 0; index < 8; ++index) {
-    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
-    std::ifstream level_file(dir + "/level"), size_file(dir + "/size");
-    int l = 0;
-    double size = 0;
-    std::string unit;
-    if (!(level_file >> l) || !(size_file >> size)) continue;
-    size_file >> unit; // "32768K" reads as 32768 then "K"
-    if (unit == "K") size *= 1024;
-    if (unit == "M") size *= 1024 * 1024;
-    if (l >= level && size > 0) {
+  std::map<std::string, double> instances; // shared_cpu_list -> size, at `level`
+  std::error_code ec;
+  for (const fs::directory_entry& cpu : fs::directory_iterator("/sys/devices/system/cpu", ec)) {
+    const std::string name = cpu.path().filename().string();
+    if (name.size() < 4 || name.compare(0, 3, "cpu") != 0 ||
+        name.find_first_not_of("0123456789", 3) != std::string::npos)
+      continue;
+    for (int index = 0; index < 8; ++index) {
+      const fs::path dir = cpu.path() / "cache" / ("index" + std::to_string(index));
+      std::ifstream level_file(dir / "level"), shared_file(dir / "shared_cpu_list");
+      int l = 0;
+      std::string shared;
+      const double size = cache_size_bytes((dir / "size").string());
+      if (!(level_file >> l) || !(shared_file >> shared) || size <= 0 || l < level) continue;
+      if (l > level) instances.clear();
       level = l;
-      largest = size;
+      instances[shared] = size;
     }
   }
-  if (largest > 0) return largest;
+  double total = 0;
+  for (const auto& [shared, size] : instances) total += size;
+  if (total > 0) return total;
   for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
     const long bytes = sysconf(name);
     if (bytes > 0) return double(bytes);

@@ -113,7 +113,8 @@ enum class StreamingStores {
 // whose last-level cache holds `cache_bytes`: automatic streams beyond the cache, where what a
 // kernel stores is evicted before the next one reads it, and keeps cached stores below it.
 bool streams_stores(StreamingStores policy, double array_bytes, double cache_bytes);
-// The host's last-level cache in bytes (sysconf's level 3, else level 2), 32 MiB when unknown.
+// The host's last-level caches in bytes: the distinct instances of the highest cache level
+// sysfs lists, summed (else sysconf's level 3 or 2; 32 MiB when unknown).
 double host_last_level_cache_bytes();
 
 struct BackendOptions {
@@ -125,9 +126,11 @@ struct BackendOptions {
   bool programmatic_launch = true;
   // CPU backend: non-temporal stores (StreamingStores; the kokkos backend's kernels store
   // plainly), decided at compile for arrays of `array_points` points each (a run's patch with
-  // its ghosts and row padding; 0: unknown, automatic then streams nothing).
+  // its ghosts and row padding; 0: unknown, automatic then streams nothing) against this rank's
+  // share of the host's last-level caches, `ranks_on_host` ranks sharing them.
   StreamingStores streaming_stores = StreamingStores::automatic;
   std::size_t array_points = 0;
+  int ranks_on_host = 1;
   // The layout of every array the calculations will run over (a run's patch), when there is
   // one: the CUDA backend prints its kernels for it (strides as constants, checked at each
   // launch). None: kernels for any layout.

@@ -438,7 +438,15 @@ TEST(StreamingStores, AutomaticStreamsWhereTheArraysOutrunTheCache) {
   options.array_points = std::size_t(cache / 8000);
   EXPECT_EQ(runtime::CpuBackend(options).streamed(p, {}),
             std::vector<bool>(p.calculations.size(), false));
+  // Ranks on one host share its caches: 64 of them, each with arrays of 1/64 of the cache,
+  // stream every calculation of two arrays or more.
+  options.ranks_on_host = 64;
+  options.array_points = std::size_t(cache / 8 / 64);
+  EXPECT_EQ(runtime::CpuBackend(options).streamed(p, {}),
+            std::vector<bool>(p.calculations.size(), true));
   options.streaming_stores = StreamingStores::always;
+  options.ranks_on_host = 1;
+  options.array_points = 0;
   EXPECT_EQ(runtime::CpuBackend(options).streamed(p, {}),
             std::vector<bool>(p.calculations.size(), true));
   EXPECT_NE(runtime::CpuBackend(options).object_path(p), unknown.object_path(p));
