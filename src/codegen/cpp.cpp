@@ -58,6 +58,11 @@ struct Helper {
                     "__attribute__((noinline)) double saguaro_" #fn                                \
                     "(double a, double b) { return std::" #fn "(a, b); }\n"                        \
   }
+// Points per row chunk of a streamed calculation: its stores wait in buffers of this many doubles.
+constexpr int kRowChunk = 128;
+// The helper a streamed calculation calls (generate_cpp: its header comes with it).
+constexpr const char* kStreamRow = "saguaro_stream_row";
+
 const Helper kHelpers[] = {
     SAGUARO_WRAP1(sin),
     SAGUARO_WRAP1(cos),
@@ -88,41 +93,38 @@ const Helper kHelpers[] = {
                      "  for (; n > 0; n >>= 1, x *= x)\n"
                      "    if (n & 1) r *= x;\n"
                      "  return r;\n}\n"},
+    // A streamed row chunk written out of its buffer by non-temporal stores from the first
+    // 32-byte (AVX) or 16-byte (SSE2) boundary on; plain stores at the ends, and on hosts without
+    // either. The fence orders them before the kernel's barrier.
+    {kStreamRow,
+     "inline void saguaro_stream_row(double* __restrict__ to, const double* __restrict__ from,\n"
+     "                               int n) {\n"
+     "  int i = 0;\n"
+     "#if defined(__AVX__) || defined(__SSE2__)\n"
+     "#if defined(__AVX__)\n"
+     "  const int width = 4;\n"
+     "#else\n"
+     "  const int width = 2;\n"
+     "#endif\n"
+     "  for (; i < n && reinterpret_cast<unsigned long>(to + i) % (8 * width) != 0; ++i)\n"
+     "    to[i] = from[i];\n"
+     "  for (; i + width <= n; i += width)\n"
+     "#if defined(__AVX__)\n"
+     "    _mm256_stream_pd(to + i, _mm256_loadu_pd(from + i));\n"
+     "#else\n"
+     "    _mm_stream_pd(to + i, _mm_loadu_pd(from + i));\n"
+     "#endif\n"
+     "#endif\n"
+     "  for (; i < n; ++i) to[i] = from[i];\n"
+     "}\n"
+     "inline void saguaro_stream_fence() {\n"
+     "#if defined(__SSE2__)\n"
+     "  _mm_sfence();\n"
+     "#endif\n"
+     "}\n"},
 };
 #undef SAGUARO_WRAP1
 #undef SAGUARO_WRAP2
-
-// Points per row chunk of a streamed calculation: its stores wait in buffers of this many doubles.
-constexpr int kRowChunk = 128;
-
-// A streamed row chunk written out of its buffer by non-temporal stores from the first 32-byte
-// (AVX) or 16-byte (SSE2) boundary on; plain stores at the ends, and on hosts without either.
-const char* const kStreamRow =
-    "inline void saguaro_stream_row(double* __restrict__ to, const double* __restrict__ from,\n"
-    "                               int n) {\n"
-    "  int i = 0;\n"
-    "#if defined(__AVX__) || defined(__SSE2__)\n"
-    "#if defined(__AVX__)\n"
-    "  const int width = 4;\n"
-    "#else\n"
-    "  const int width = 2;\n"
-    "#endif\n"
-    "  for (; i < n && reinterpret_cast<unsigned long>(to + i) % (8 * width) != 0; ++i)\n"
-    "    to[i] = from[i];\n"
-    "  for (; i + width <= n; i += width)\n"
-    "#if defined(__AVX__)\n"
-    "    _mm256_stream_pd(to + i, _mm256_loadu_pd(from + i));\n"
-    "#else\n"
-    "    _mm_stream_pd(to + i, _mm_loadu_pd(from + i));\n"
-    "#endif\n"
-    "#endif\n"
-    "  for (; i < n; ++i) to[i] = from[i];\n"
-    "}\n"
-    "inline void saguaro_stream_fence() {\n"
-    "#if defined(__SSE2__)\n"
-    "  _mm_sfence();\n"
-    "#endif\n"
-    "}\n";
 
 // The C++ backend's helpers, but the two the host compiler inlines best as they are.
 const char* helper_for(Function fn) {
@@ -327,15 +329,14 @@ std::string generate_cpp(const calc::Program& program, const std::vector<calc::M
                              std::to_string(program.calculations.size()) + " calculations");
   std::set<std::string> helpers;
   std::vector<std::string> functions;
-  bool any_streamed = false;
   for (std::size_t c = 0; c < program.calculations.size(); ++c) {
     const calc::Calculation& calc = program.calculations[c];
     const calc::Mapping mapping = mappings.empty() ? calc::default_mapping(calc) : mappings[c];
     const bool streams = c < streamed.size() && streamed[c];
-    any_streamed = any_streamed || streams;
     CalculationEmitter emitter(calc, mapping, streams);
     functions.push_back(emitter.emit(cpu_function_name(program, c)));
     helpers.insert(emitter.helpers().begin(), emitter.helpers().end());
+    if (streams) helpers.insert(kStreamRow);
   }
 
   std::ostringstream o;
@@ -345,10 +346,9 @@ std::string generate_cpp(const calc::Program& program, const std::vector<calc::M
   o << "// One function per calculation: void saguaro_calc_<index>_<name>(const "
        "saguaro_cpu_args*).\n";
   o << "#include <cmath>\n#include <cstddef>\n";
-  if (any_streamed) o << "#if defined(__SSE2__)\n#include <immintrin.h>\n#endif\n";
+  if (helpers.count(kStreamRow)) o << "#if defined(__SSE2__)\n#include <immintrin.h>\n#endif\n";
   o << "\n" << cpu_args_preamble() << "\n";
   o << "namespace {\n";
-  if (any_streamed) o << kStreamRow;
   for (const Helper& h : kHelpers)
     if (helpers.count(h.name)) o << h.text;
   o << "} // namespace\n";

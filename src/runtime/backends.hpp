@@ -77,7 +77,7 @@ private:
   BackendOptions options_;
   std::vector<std::string> flags_;
   std::string identity_; // filled on first use
-  double cache_bytes_;   // this rank's share of the host's last-level caches
+  double cache_bytes_;   // this rank's share of the host's last-level caches (automatic only)
   int compiler_runs_ = 0;
   int cache_hits_ = 0;
   std::vector<std::shared_ptr<KernelTiming>> timings_; // written by the calculations' run()

@@ -16,7 +16,11 @@ namespace fs = std::filesystem;
 
 CpuBackend::CpuBackend(BackendOptions options)
     : options_(std::move(options)), flags_(default_flags()),
-      cache_bytes_(host_last_level_cache_bytes() / std::max(1, options_.ranks_on_host)) {
+      // sysfs is read only where the rule needs it (one file set per CPU of the host).
+      cache_bytes_(options_.streaming_stores == StreamingStores::automatic &&
+                           options_.array_points > 0
+                       ? host_last_level_cache_bytes() / std::max(1, options_.ranks_on_host)
+                       : 0) {
   if (options_.compiler.empty()) options_.compiler = "c++";
 }
 
