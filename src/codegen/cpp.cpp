@@ -276,23 +276,29 @@ private:
         << " + row;\n";
     if (axes.count(2)) o << "          const double z = origin2 + double(k + ioff2) * spacing2;\n";
     if (axes.count(1)) o << "          const double y = origin1 + double(j + ioff1) * spacing1;\n";
+    // The point loop (in a streamed row, the chunk's, indented inside the loop over chunks).
+    std::ostringstream points;
+    points << "#pragma omp simd\n";
+    points << "          for (int i = " << (streamed_ ? "c0; i < c1" : "i0; i < i1")
+           << "; ++i) {\n";
+    if (axes.count(0))
+      points << "            const double x = origin0 + double(i + ioff0) * spacing0;\n";
+    points << body.str();
+    points << "          }\n";
     if (streamed_) {
       o << "          for (int c0 = i0; c0 < i1; c0 += " << kRowChunk << ") {\n";
-      o << "          const int c1 = i1 - c0 < " << kRowChunk << " ? i1 : c0 + " << kRowChunk
+      o << "            const int c1 = i1 - c0 < " << kRowChunk << " ? i1 : c0 + " << kRowChunk
         << ";\n";
       for (const std::string& w : outs)
-        o << "          alignas(64) double s" << w << "[" << kRowChunk << "];\n";
-    }
-    o << "#pragma omp simd\n";
-    o << "          for (int i = " << (streamed_ ? "c0; i < c1" : "i0; i < i1") << "; ++i) {\n";
-    if (axes.count(0))
-      o << "            const double x = origin0 + double(i + ioff0) * spacing0;\n";
-    o << body.str();
-    o << "          }\n";
-    if (streamed_) {
+        o << "            alignas(64) double s" << w << "[" << kRowChunk << "];\n";
+      std::istringstream lines(points.str());
+      for (std::string line; std::getline(lines, line);)
+        o << (line.rfind("#pragma", 0) == 0 ? "" : "  ") << line << "\n";
       for (const std::string& w : outs)
-        o << "          saguaro_stream_row(" << w << " + c0, s" << w << ", c1 - c0);\n";
+        o << "            saguaro_stream_row(" << w << " + c0, s" << w << ", c1 - c0);\n";
       o << "          }\n";
+    } else {
+      o << points.str();
     }
     o << "        }\n      }\n";
     // Streaming stores are weakly ordered: each thread fences its own before the loop's barrier
