@@ -10,6 +10,7 @@
 //    AVX-512 exists, so the wider rate would be one the generated code never reaches.
 // Each is the median of repeats (turbo ramps, other processes and page faults hit single runs).
 #include "calibrate/calibrate.hpp"
+#include "runtime/kernel.hpp"
 #include "runtime/statistics.hpp"
 
 #include <fmt/format.h>
@@ -21,9 +22,7 @@
 #include <fstream>
 #include <memory>
 #include <new>
-#include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -39,13 +38,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-std::string read_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
 }
 
 // "Intel(R) Xeon(R) Processor" from /proc/cpuinfo (x86: "model name"; some ARM kernels give
@@ -64,54 +56,6 @@ std::string cpu_name() {
     if (!value.empty()) return value;
   }
   return "unknown CPU";
-}
-
-// "491520K" -> bytes.
-double cache_size_bytes(const std::string& text) {
-  char* end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  if (end != nullptr && (*end == 'K' || *end == 'k')) v *= 1024;
-  if (end != nullptr && (*end == 'M' || *end == 'm')) v *= 1024 * 1024;
-  return v;
-}
-
-// CPUs in a sysfs list such as "0-7,128-135".
-int count_cpu_list(const std::string& list) {
-  int count = 0;
-  std::stringstream in(list);
-  std::string range;
-  while (std::getline(in, range, ',')) {
-    if (range.empty()) continue;
-    const auto dash = range.find('-');
-    count += dash == std::string::npos
-                 ? 1
-                 : std::atoi(range.c_str() + dash + 1) - std::atoi(range.c_str()) + 1;
-  }
-  return count;
-}
-
-// The last-level cache of the whole machine: one instance's size times the instances (an
-// EPYC has one L3 per CCD; sysconf reports one). The triad must stream past all of them.
-double total_last_level_cache() {
-  const std::string base = "/sys/devices/system/cpu/cpu0/cache/index";
-  int best_level = 0;
-  double size = 0;
-  int sharing = 1;
-  for (int i = 0; i < 16; ++i) {
-    const std::string dir = base + std::to_string(i) + "/";
-    const std::string level = read_line(dir + "level");
-    if (level.empty()) break;
-    if (read_line(dir + "type") == "Instruction" || std::atoi(level.c_str()) < best_level) continue;
-    best_level = std::atoi(level.c_str());
-    size = cache_size_bytes(read_line(dir + "size"));
-    sharing = std::max(1, count_cpu_list(read_line(dir + "shared_cpu_list")));
-  }
-  const long cpus = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
-  if (size <= 0) {
-    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    return l3 > 0 ? double(l3) : 32.0 * 1024 * 1024;
-  }
-  return size * double((cpus + sharing - 1) / sharing);
 }
 
 // An array of doubles on cache-line boundaries, pages placed by first touch (on the touching
@@ -139,7 +83,9 @@ struct Triad {
 Triad measure_triad(bool quick, int repeats) {
   // Full: 8x the last-level cache; quick: 1.5x, enough to defeat LRU-like replacement while
   // keeping allocation and first touch inside the run-time budget.
-  const double llc = total_last_level_cache();
+  // The last-level cache of the whole machine (an EPYC has one L3 per CCD; sysconf reports
+  // one): the triad must stream past all of them.
+  const double llc = runtime::host_last_level_cache_bytes();
   const double footprint =
       std::max(quick ? 1.5 * llc : 8.0 * llc, quick ? 48.0 * (1 << 20) : 256.0 * (1 << 20));
   const long n = long(footprint / 3 / sizeof(double));
