@@ -6,27 +6,35 @@
 // of the evaluation order ("kernels of a few hundred values do not spill; check against
 // ptxas"). Needs no GPU.
 //
-//   bench_registers [--only NAME] [--cache DIR] [--live-only] [--folded]
+//   bench_registers [--only NAME] [--cache DIR] [--live-only] [--folded] [--n N]
 //
-// A row per kernel, then per mapping the sum of spill bytes and the largest live count;
+// --n: the kernels are printed for the array layout of an N^3 patch, as a run of that size prints
+// them (its strides as constants; default 256; 0: strides from the geometry argument). A row per
+// kernel: live values, the model's register estimate (model::estimated_registers), ptxas's
+// registers and spill bytes, and whether it was compiled with the whole register file; then per
+// mapping the sum of spill bytes and the largest live count;
 // --live-only: the live counts alone, without compiling (seconds instead of minutes);
 // --folded: instead of the plain right-hand side, its RK4 folded forms (schedule::fold_step) under
 // each fission, lowered as a run lowers it (mixed derivatives auto), for the table's RK4 and
 // for the entry that accumulates as the stages go.
 #include "../common/benchmarks.hpp"
+#include "../common/patch.hpp"
 
 #include "calc/fold.hpp"
 #include "calc/mapping.hpp"
 #include "codegen/cuda.hpp"
 #include "mapper/fission.hpp"
+#include "model/model.hpp"
 #include "runtime/cuda.hpp"
 #include "schedule/step_fold.hpp"
 
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,7 +51,7 @@ std::vector<bench::Benchmark> cases() {
 
 // The mapping's kernels compiled; one row per kernel, a summary line for the mapping.
 void report(const bench::LoadedBenchmark& l, const calc::Mapping& mapping, const std::string& what,
-            const std::string& cache, bool compile) {
+            const std::string& cache, bool compile, int n) {
   std::vector<calc::Mapping> mappings;
   for (const calc::Calculation& c : l.program.calculations)
     mappings.push_back(calc::default_mapping(c));
@@ -60,10 +68,12 @@ void report(const bench::LoadedBenchmark& l, const calc::Mapping& mapping, const
   runtime::cuda::CompileOptions options;
   options.cache_dir = cache;
   const auto t0 = std::chrono::steady_clock::now();
-  const runtime::cuda::CompiledProgram p =
-      runtime::cuda::compile_generated(l.program, mappings, "sm_90", options, int(l.rhs));
+  const runtime::cuda::CompiledProgram p = runtime::cuda::compile_generated(
+      l.program, mappings, "sm_90", options, int(l.rhs),
+      n > 0 ? std::optional(bench::patch_layout(calc, n)) : std::nullopt);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::vector<model::KernelProfile> profiles = model::profile_mapping(calc, mapping);
   int spill = 0, most_live = 0, k = 0;
   for (const codegen::CudaKernel& kernel : p.generated.kernels) {
     const runtime::cuda::PtxasReport& r = p.compiled.kernels.at(kernel.name);
@@ -71,12 +81,13 @@ void report(const bench::LoadedBenchmark& l, const calc::Mapping& mapping, const
         k < int(plans.size()) ? calc::max_live_values(calc.dag, plans[std::size_t(k)]) : -1;
     spill += r.spill_stores + r.spill_loads;
     most_live = std::max(most_live, live);
-    std::cout << fmt::format("    k{:<2} {:>3} stores {:>3} tmp out {:>4} live {:>4} regs "
-                             "{:>6} B spill st {:>6} B spill ld{}\n",
-                             k, mapping.kernels[std::size_t(k)].stores.size(),
-                             mapping.kernels[std::size_t(k)].temporaries.size(), live, r.registers,
-                             r.spill_stores, r.spill_loads,
-                             kernel.whole_register_file ? "  (whole register file)" : "");
+    const double estimate = model::estimated_registers(profiles[std::size_t(k)]);
+    std::cout << fmt::format(
+        "    k{:<2} {:>3} stores {:>3} tmp out {:>4} live {:>5.0f} est {:>4} regs "
+        "{:>6} B spill st {:>6} B spill ld{}\n",
+        k, mapping.kernels[std::size_t(k)].stores.size(),
+        mapping.kernels[std::size_t(k)].temporaries.size(), live, estimate, r.registers,
+        r.spill_stores, r.spill_loads, kernel.whole_register_file ? "  (whole register file)" : "");
     ++k;
   }
   std::cout << fmt::format("  = {}: {} kernels, most live {}, spill {} B per thread ({:.1f} s "
@@ -90,7 +101,7 @@ void report(const bench::LoadedBenchmark& l, const calc::Mapping& mapping, const
 // table's entry and, for comparison, the entry that accumulates y + dt/6 (k1 + 2 k2 + 2 k3) as
 // the stages go (8 arrays more per variable and step instead of 4).
 void report_folded(const bench::LoadedBenchmark& loaded, const calc::Mapping& mapping,
-                   const std::string& what, const std::string& cache, bool compile) {
+                   const std::string& what, const std::string& cache, bool compile, int n) {
   const schedule::IntegratorText accumulating{
       "RK4-accumulating",
       4,
@@ -109,7 +120,8 @@ void report_folded(const bench::LoadedBenchmark& loaded, const calc::Mapping& ma
       const calc::FoldedForm& form = l.program.folded_forms.at(f);
       bench::LoadedBenchmark one{l.program, f};
       report(one, calc::fold_mapping(form, l.calculation(), mapping),
-             integrator.name + " " + l.program.calculations[f].name + ", " + what, cache, compile);
+             integrator.name + " " + l.program.calculations[f].name + ", " + what, cache, compile,
+             n);
     }
   }
 }
@@ -119,6 +131,7 @@ void report_folded(const bench::LoadedBenchmark& loaded, const calc::Mapping& ma
 int main(int argc, char** argv) {
   std::string only, cache = "/tmp/saguaro-register-report";
   bool compile = true, folded = false;
+  int n = 256;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
       only = argv[++i];
@@ -128,8 +141,11 @@ int main(int argc, char** argv) {
       compile = false;
     else if (!std::strcmp(argv[i], "--folded"))
       folded = true;
+    else if (!std::strcmp(argv[i], "--n") && i + 1 < argc)
+      n = std::atoi(argv[++i]);
     else {
-      std::cerr << "usage: bench_registers [--only NAME] [--cache DIR] [--live-only] [--folded]\n";
+      std::cerr << "usage: bench_registers [--only NAME] [--cache DIR] [--live-only] [--folded] "
+                   "[--n N]\n";
       return 2;
     }
   }
@@ -141,12 +157,12 @@ int main(int argc, char** argv) {
     const bench::LoadedBenchmark l = bench::load_benchmark(as_run);
     const calc::Calculation& calc = l.calculation();
     std::cout << fmt::format("{} ({}, {} nodes)\n", c.name, calc.name, calc.dag.size());
-    if (!folded) report(l, calc::default_mapping(calc), "one kernel", cache, compile);
+    if (!folded) report(l, calc::default_mapping(calc), "one kernel", cache, compile, n);
     for (const mapper::FissionCandidate& f : mapper::register_fit_candidates(calc, 255)) {
       if (folded)
-        report_folded(l, f.mapping, f.origin, cache, compile);
+        report_folded(l, f.mapping, f.origin, cache, compile, n);
       else
-        report(l, f.mapping, f.origin, cache, compile);
+        report(l, f.mapping, f.origin, cache, compile, n);
     }
   }
   return 0;

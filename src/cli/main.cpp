@@ -110,7 +110,8 @@ int emit(const saguaro::calc::Program& program, const EmitOptions& options) {
     std::cout << codegen::generate_cuda(program, mappings, {}, -1, layout).source;
     return 0;
   }
-  // As the CUDA backend compiles it: spilling kernels get the whole register file.
+  // As the CUDA backend compiles it: the whole register file for kernels expected at one block
+  // per SM, and for spilling kernels where it spills less.
   const auto both = runtime::cuda::compile_generated(program, mappings, "sm_90", {}, -1, layout);
   std::cout << both.generated.source;
   std::cout << fmt::format("\n// ptxas (NVRTC {}, sm_90):\n", runtime::cuda::nvrtc_version());

@@ -236,8 +236,9 @@ std::string KernelPrinter::print(const std::string& name, bool whole_register_fi
   // not always well: it once squeezed the BSSN right-hand side into 32 registers and 14 KB of
   // stack per thread (24 KB of spill stores), where a minimum of 1 block per SM gave 255
   // registers and 5.7 KB; yet small kernels given that minimum take 2-3x the registers they
-  // need. So the runtime compiles once as below, and again with `whole_register_file` for the
-  // kernels that spilled, keeping whichever spills less (runtime::cuda::compile_generated).
+  // need. So the runtime gives `whole_register_file` at once to the kernels the model expects
+  // at one block per SM, and compiles the kernels that spilled again in the other form,
+  // keeping whichever spills less (runtime::cuda::compile_generated).
   // A mapping's blocks per SM (BlockConfig::min_blocks) ask ptxas for fewer registers instead.
   const int min_blocks = whole_register_file ? 1 : blk.min_blocks;
   o << "extern \"C\" __global__ void __launch_bounds__(" << tx * tf

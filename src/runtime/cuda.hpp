@@ -10,6 +10,7 @@
 #include <array>
 #include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -85,14 +86,28 @@ private:
 CompiledModule compile(const std::string& source, const std::string& arch,
                        const CompileOptions& options = {});
 
+// The kernels of `module` (generated for `program` under `mappings`) that the model expects to
+// hold one block per SM whatever ptxas does: the register estimate (model::estimated_registers)
+// times the block's threads above kOneBlockPerSmMargin halves of an SM's 64K registers. Given
+// only the block size, ptxas sometimes leaves such a kernel short of registers it could have
+// had for nothing: BSSN fd 4's last fission kernel in RK4's stage 2 form got 180 registers and
+// ran at half the issue rate of its 254-register forms (4.77 against 2.57 ms on the H200,
+// bench/results/2026-11-29-whole-register-file-one-block-per-sm-H200.md). The margin: the
+// estimate is off by 18% on average, and a kernel ptxas would fit two blocks per SM must not
+// lose them. Kernels whose mapping sets blocks per SM are not among them.
+inline constexpr double kOneBlockPerSmMargin = 1.5;
+std::set<std::string> one_block_per_sm(const calc::Program& program,
+                                       const std::vector<calc::Mapping>& mappings,
+                                       const codegen::CudaModule& module);
+
 // The generated kernels of `program` under `mappings`, compiled: once as generate_cuda emits
-// them, then, if ptxas spilled in any kernel, again with those kernels given the whole
-// register file (codegen::generate_cuda's `whole_register_file`), and a third time if that
-// made some of them spill more, without those. Each kernel ends in the form that spilled
-// less, except a kernel whose mapping sets blocks per SM (calc::BlockConfig::min_blocks): it
-// keeps the cap it asked for, spills and all. Every compile goes through compile()'s cache, so a
-// rerun compiles nothing. `only` >= 0: that calculation's kernels alone, `layout`: strides as
-// constants (codegen::generate_cuda's).
+// them, the kernels of one_block_per_sm given the whole register file (codegen::generate_cuda's
+// `whole_register_file`); then, if ptxas spilled in any other kernel, again with those given
+// it too, and a third time if that made some of them spill more, without those. Each kernel
+// ends in the form that spilled less, except a kernel whose mapping sets blocks per SM
+// (calc::BlockConfig::min_blocks): it keeps the cap it asked for, spills and all. Every compile
+// goes through compile()'s cache, so a rerun compiles nothing. `only` >= 0: that calculation's
+// kernels alone, `layout`: strides as constants (codegen::generate_cuda's).
 struct CompiledProgram {
   codegen::CudaModule generated;
   CompiledModule compiled;

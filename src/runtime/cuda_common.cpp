@@ -2,6 +2,8 @@
 // ptxas log parser and DeviceInfo::arch().
 #include "runtime/cuda.hpp"
 
+#include "model/model.hpp"
+
 #include <cctype>
 #include <cstdlib>
 #include <map>
@@ -115,23 +117,56 @@ std::map<std::string, PtxasReport> parse_ptxas_log(const std::string& log) {
   return reports;
 }
 
+std::set<std::string> one_block_per_sm(const calc::Program& program,
+                                       const std::vector<calc::Mapping>& mappings,
+                                       const codegen::CudaModule& module) {
+  // 64K 32-bit registers per SM on every part from sm_70 to sm_90.
+  constexpr double kRegistersPerSm = 65536;
+  std::set<std::string> out;
+  std::map<int, std::vector<model::KernelProfile>> profiles; // per calculation, on demand
+  for (const codegen::CudaKernel& k : module.kernels) {
+    if (k.block.min_blocks > 0) continue; // its mapping asks for a cap of its own
+    const calc::Calculation& calc = program.calculations[std::size_t(k.calculation)];
+    auto [at, fresh] = profiles.try_emplace(k.calculation);
+    if (fresh)
+      at->second =
+          model::profile_mapping(calc, mappings.empty() ? calc::default_mapping(calc)
+                                                        : mappings[std::size_t(k.calculation)]);
+    const double registers = model::estimated_registers(at->second[std::size_t(k.kernel)]);
+    if (registers * k.block.threads() > kOneBlockPerSmMargin * kRegistersPerSm / 2)
+      out.insert(k.name);
+  }
+  return out;
+}
+
 CompiledProgram compile_generated(const calc::Program& program,
                                   const std::vector<calc::Mapping>& mappings,
                                   const std::string& arch, const CompileOptions& options, int only,
                                   const std::optional<calc::ArrayLayout>& layout) {
   CompiledProgram out{codegen::generate_cuda(program, mappings, {}, only, layout), {}};
   if (out.generated.kernels.empty()) return out;
+  const std::set<std::string> at_first = one_block_per_sm(program, mappings, out.generated);
+  if (!at_first.empty())
+    out.generated = codegen::generate_cuda(program, mappings, at_first, only, layout);
   out.compiled = compile(out.generated.source, arch, options);
   const std::map<std::string, PtxasReport> first = out.compiled.kernels;
-  // The kernels that spilled, except those whose mapping asks for blocks per SM: their cap is
-  // the candidate (calc::BlockConfig::min_blocks), timed by the finish beside the uncapped one.
+  // The kernels that spilled are compiled again in the other form (the whole register file, or
+  // ptxas's choice for those that started with it), except those whose mapping asks for blocks
+  // per SM: their cap is the candidate (calc::BlockConfig::min_blocks), timed by the finish
+  // beside the uncapped one.
   std::set<std::string> capped;
   for (const codegen::CudaKernel& k : out.generated.kernels)
     if (k.block.min_blocks > 0) capped.insert(k.name);
-  std::set<std::string> whole;
+  std::set<std::string> whole = at_first, tried;
+  auto flip = [](std::set<std::string>& set, const std::string& name) {
+    if (!set.erase(name)) set.insert(name);
+  };
   for (const auto& [name, report] : first)
-    if (report.spill_stores > 0 && !capped.count(name)) whole.insert(name);
-  if (whole.empty()) return out;
+    if (report.spill_stores > 0 && !capped.count(name)) {
+      tried.insert(name);
+      flip(whole, name);
+    }
+  if (tried.empty()) return out;
   double seconds = out.compiled.compile_seconds;
   auto recompile = [&](const std::set<std::string>& whole_register_file) {
     out.generated = codegen::generate_cuda(program, mappings, whole_register_file, only, layout);
@@ -139,13 +174,13 @@ CompiledProgram compile_generated(const calc::Program& program,
     seconds += out.compiled.compile_seconds;
   };
   recompile(whole);
-  // ptxas's heuristics are not monotone: a kernel that spills more with the whole register
-  // file (BSSN's constraints: 452 bytes against 232) goes back to the first form.
-  std::set<std::string> better;
-  for (const std::string& name : whole)
-    if (out.compiled.kernels.at(name).spill_stores < first.at(name).spill_stores)
-      better.insert(name);
-  if (better != whole) recompile(better);
+  // ptxas's heuristics are not monotone: a kernel that spills more in the other form (BSSN's
+  // constraints in one kernel: 1316 bytes with the whole register file against 1116) goes back
+  // to the first.
+  std::set<std::string> best = at_first;
+  for (const std::string& name : tried)
+    if (out.compiled.kernels.at(name).spill_stores < first.at(name).spill_stores) flip(best, name);
+  if (best != whole) recompile(best);
   out.compiled.compile_seconds = seconds;
   return out;
 }
