@@ -10,10 +10,11 @@
 //
 // --n: the kernels are printed for the array layout of an N^3 patch, as a run of that size prints
 // them (its strides as constants; default 256; 0: strides from the geometry argument). A row per
-// kernel: live values, the model's register estimate (model::estimated_registers), ptxas's
-// registers and spill bytes, and whether it was compiled with the whole register file; then per
-// mapping the sum of spill bytes and the largest live count;
-// --live-only: the live counts alone, without compiling (seconds instead of minutes);
+// kernel: the arrays it reads, live values, the model's register estimate
+// (model::estimated_registers), ptxas's registers and spill bytes, and whether it was compiled
+// with the whole register file; then per mapping the sum of spill bytes and the largest live
+// count;
+// --live-only: the live counts and arrays read alone, without compiling (seconds, not minutes);
 // --folded: instead of the plain right-hand side, its RK4 folded forms (schedule::fold_step) under
 // each fission, lowered as a run lowers it (mixed derivatives auto), for the table's RK4 and
 // for the entry that accumulates as the stages go.
@@ -49,6 +50,13 @@ std::vector<bench::Benchmark> cases() {
   return out;
 }
 
+// The arrays a kernel reads (grid functions and earlier kernels' temporaries): with its
+// stencils, what its z window brings into L1
+// (bench/results/2026-11-29-bssn-fission-profile-H200.md).
+std::size_t arrays_read(const calc::KernelPlan& plan) {
+  return plan.inputs.size() + plan.temporaries_in.size();
+}
+
 // The mapping's kernels compiled; one row per kernel, a summary line for the mapping.
 void report(const bench::LoadedBenchmark& l, const calc::Mapping& mapping, const std::string& what,
             const std::string& cache, bool compile, int n) {
@@ -61,8 +69,9 @@ void report(const bench::LoadedBenchmark& l, const calc::Mapping& mapping, const
   if (!compile) {
     std::string live;
     for (const calc::KernelPlan& kp : plans)
-      live += " " + std::to_string(calc::max_live_values(calc.dag, kp));
-    std::cout << fmt::format("  = {}: {} kernels, live values{}\n", what, plans.size(), live);
+      live += fmt::format(" {} ({} arrays)", calc::max_live_values(calc.dag, kp), arrays_read(kp));
+    std::cout << fmt::format("  = {}: {} kernels, live values (arrays read){}\n", what,
+                             plans.size(), live);
     return;
   }
   runtime::cuda::CompileOptions options;
@@ -77,17 +86,18 @@ void report(const bench::LoadedBenchmark& l, const calc::Mapping& mapping, const
   int spill = 0, most_live = 0, k = 0;
   for (const codegen::CudaKernel& kernel : p.generated.kernels) {
     const runtime::cuda::PtxasReport& r = p.compiled.kernels.at(kernel.name);
-    const int live =
-        k < int(plans.size()) ? calc::max_live_values(calc.dag, plans[std::size_t(k)]) : -1;
+    const calc::KernelPlan& plan = plans[std::size_t(k)];
+    const int live = calc::max_live_values(calc.dag, plan);
     spill += r.spill_stores + r.spill_loads;
     most_live = std::max(most_live, live);
     const double estimate = model::estimated_registers(profiles[std::size_t(k)]);
     std::cout << fmt::format(
-        "    k{:<2} {:>3} stores {:>3} tmp out {:>4} live {:>5.0f} est {:>4} regs "
+        "    k{:<2} {:>3} stores {:>3} tmp out {:>3} arrays in {:>4} live {:>5.0f} est {:>4} regs "
         "{:>6} B spill st {:>6} B spill ld{}\n",
         k, mapping.kernels[std::size_t(k)].stores.size(),
-        mapping.kernels[std::size_t(k)].temporaries.size(), live, estimate, r.registers,
-        r.spill_stores, r.spill_loads, kernel.whole_register_file ? "  (whole register file)" : "");
+        mapping.kernels[std::size_t(k)].temporaries.size(), arrays_read(plan), live, estimate,
+        r.registers, r.spill_stores, r.spill_loads,
+        kernel.whole_register_file ? "  (whole register file)" : "");
     ++k;
   }
   std::cout << fmt::format("  = {}: {} kernels, most live {}, spill {} B per thread ({:.1f} s "
