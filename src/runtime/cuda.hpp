@@ -102,9 +102,10 @@ std::set<std::string> one_block_per_sm(const calc::Program& program,
 
 // The generated kernels of `program` under `mappings`, compiled: once as generate_cuda emits
 // them, the kernels of one_block_per_sm given the whole register file (codegen::generate_cuda's
-// `whole_register_file`); then, if ptxas spilled in any other kernel, again with those given
-// it too, and a third time if that made some of them spill more, without those. Each kernel
-// ends in the form that spilled less, except a kernel whose mapping sets blocks per SM
+// `whole_register_file`); then, if ptxas spilled in any kernel, again with those in the other
+// form (the whole register file, or ptxas's choice for those that started with it), and a
+// third time if that made some of them spill more, with those back in their first form. Each
+// kernel ends in the form that spilled less, except a kernel whose mapping sets blocks per SM
 // (calc::BlockConfig::min_blocks): it keeps the cap it asked for, spills and all. Every compile
 // goes through compile()'s cache, so a rerun compiles nothing. `only` >= 0: that calculation's
 // kernels alone, `layout`: strides as constants (codegen::generate_cuda's).
