@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
     }
     kinds.emplace_back("default", defaults);
     kinds.emplace_back("model", model_choice);
-    for (const char* s : {"u", "r", "b", "p", "c", "mixed"}) {
+    for (const char* s : {"u", "r", "b", "p", "c", "q", "mixed"}) {
       std::vector<calc::Mapping> ms;
       for (const calc::Calculation& calc : program.calculations)
         ms.push_back(calc::strategy_mapping(calc, s, block));

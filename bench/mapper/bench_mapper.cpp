@@ -6,7 +6,7 @@
 //  * the mapper (Method::Model, grid n^3) runs 5 times: the median of MapResult::stats.seconds
 //    and its model calls; Method::Default gives the default mapping;
 //  * candidates: the model's mapping, the default, the mapper's runners-up, every uniform
-//    strategy (u r b p c where it applies) on the model's partition and blocks and on one
+//    strategy (u r b p c q where it applies) on the model's partition and blocks and on one
 //    kernel per stage at the model's block, the model's strategies at 6 other blocks, and
 //    --samples random mappings (fixed --seed): the default's or the model's partition, per
 //    kernel a block from mapper::block_configurations (or a list of common blocks, every

@@ -1,6 +1,7 @@
 // What the hand-written profiling programs of bench/profile/ share (wave_layouts.cu,
-// uniforms.cu): the error check, the STREAM triad that gives the roofline, and the timing of a
-// launch with CUDA events (3 warm-ups, the median of 21) printed as time and bandwidth.
+// uniforms.cu, stencil_variants.cu, b3_columns.cu): the error check, the STREAM triad that gives
+// the roofline (triad_roofline), and the timing of a launch with CUDA events (3 warm-ups, the
+// median of 21) printed as time and bandwidth.
 #pragma once
 
 #include <algorithm>
@@ -52,4 +53,22 @@ void time_launch(const char* name, double bytes, Launch launch) {
   std::sort(ms.begin(), ms.end());
   const float m = ms[ms.size() / 2];
   printf("%-36s %8.1f us  %6.3f TB/s\n", name, m * 1e3, bytes / (m * 1e-3) / 1e12);
+}
+
+// The triad over 3 arrays of 1 GiB, a grid-stride launch of 32 blocks per SM: the roofline the
+// programs print their kernels against (before and after them: clocks, heat).
+inline void triad_roofline() {
+  const u64 n2 = u64(1) << 26;
+  double2 *a, *b, *d;
+  CK(cudaMalloc(&a, n2 * 16));
+  CK(cudaMalloc(&b, n2 * 16));
+  CK(cudaMalloc(&d, n2 * 16));
+  CK(cudaMemset(b, 0, n2 * 16));
+  CK(cudaMemset(d, 0, n2 * 16));
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  time_launch("triad (roofline)", 48.0 * n2, [&] { triad<<<sms * 32, 256>>>(a, b, d, 1.5, n2); });
+  CK(cudaFree(a));
+  CK(cudaFree(b));
+  CK(cudaFree(d));
 }

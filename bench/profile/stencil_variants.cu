@@ -205,22 +205,6 @@ double difference(const std::vector<double>& a, const std::vector<double>& b) {
   return scale > 0 ? worst / scale : worst;
 }
 
-void triad_roofline() {
-  const u64 n2 = u64(1) << 26; // 3 arrays of 1 GiB
-  double2 *a, *b, *d;
-  CK(cudaMalloc(&a, n2 * 16));
-  CK(cudaMalloc(&b, n2 * 16));
-  CK(cudaMalloc(&d, n2 * 16));
-  CK(cudaMemset(b, 0, n2 * 16));
-  CK(cudaMemset(d, 0, n2 * 16));
-  int sms = 0;
-  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  time_launch("triad (roofline)", 48.0 * n2, [&] { triad<<<sms * 32, 256>>>(a, b, d, 1.5, n2); });
-  CK(cudaFree(a));
-  CK(cudaFree(b));
-  CK(cudaFree(d));
-}
-
 void wave() {
   printf("B2 wave 8th order, 32 B/point compulsory\n");
   const std::vector<double> hu = host_field<L4>(1e-3, 3e-5), hv = host_field<L4>(2e-3, 7e-5);

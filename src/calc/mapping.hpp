@@ -9,7 +9,7 @@
 //  * per kernel, the block configuration C_Block = (e, t_x, t_f, t_ee): threads iterate along
 //    the axis e (y or z), a block has t_x threads along x and t_f along f (the other of y, z),
 //    and every thread computes t_ee points along e;
-//  * per input grid function of a kernel, its buffering strategy (u, r, b, p, c).
+//  * per input grid function of a kernel, its buffering strategy (u, r, b, p, c, q).
 #pragma once
 
 #include "calc/calculation.hpp"
@@ -32,11 +32,13 @@ enum class Buffering : std::uint8_t {
   Shared,     // b: the block's tile grown by the stencil, in shared memory
   Plus,       // p: registers along e plus a shared-memory plane for in-plane offsets (2.5D)
   ReadOnly,   // c: loads through the read-only data cache (__ldg)
+  Queue,      // q: registers along e for the line through the point, global loads elsewhere
 };
-// The five built-in strategies (calc::strategies() lists every registered one).
+// The six built-in strategies (calc::strategies() lists every registered one).
 inline constexpr Buffering kAllBufferings[] = {Buffering::Unbuffered, Buffering::Register,
-                                               Buffering::Shared, Buffering::Plus,
-                                               Buffering::ReadOnly};
+                                               Buffering::Shared,     Buffering::Plus,
+                                               Buffering::ReadOnly,   Buffering::Queue};
+inline constexpr int kBuiltinBufferings = int(std::size(kAllBufferings));
 char letter(Buffering b);                         // 'u' 'r' 'b' 'p' 'c'
 bool buffering_from_letter(char c, Buffering& b); // false for other letters
 const char* describe(Buffering b);                // "unbuffered", "register", ...
@@ -157,8 +159,8 @@ Mapping one_thread_per_point(const Calculation& calc);
 
 // The default mapping with every kernel's block configuration set to `block` and every input
 // given strategy `b` where it applies (unbuffered elsewhere). mixed_mapping gives the inputs
-// of each kernel every strategy of the list (u, r, b, p, c) in turn instead (each falling back to u
-// where it does not apply): one mapping that exercises every strategy at once.
+// of each kernel every strategy of the list (u, r, b, p, c, q) in turn instead (each falling back
+// to u where it does not apply): one mapping that exercises every strategy at once.
 Mapping buffered_mapping(const Calculation& calc, Buffering b, const BlockConfig& block);
 Mapping mixed_mapping(const Calculation& calc, const BlockConfig& block);
 

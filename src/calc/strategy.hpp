@@ -114,7 +114,7 @@ struct Strategy {
   ModelTerms (*model)(const StencilShape& s, const ModelBlock& block) = nullptr;
 };
 
-// Every strategy, in the list's order (u r b p c, then any a test registered); `id` is the
+// Every strategy, in the list's order (u r b p c q, then any a test registered); `id` is the
 // place in it.
 // What several strategies' rules and models share.
 const char* axis_name(int axis); // "x", "y", "z"
@@ -128,7 +128,7 @@ ModelTerms per_offset_load_terms(const StencilShape& shape);
 const std::vector<const Strategy*>& strategies();
 const Strategy& strategy(Buffering b);
 const Strategy* strategy_for_letter(char c); // null for other letters
-std::vector<std::string> strategy_letters(); // {"u", "r", "b", "p", "c"}: the list's letters
+std::vector<std::string> strategy_letters(); // {"u", "r", "b", "p", "c", "q"}: the list's letters
 
 // A test hook: registers `s` (giving it the next id) for the life of the object.
 class ScopedStrategy {

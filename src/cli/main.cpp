@@ -37,7 +37,7 @@ constexpr int kBadInput = 2;
 
 struct EmitOptions {
   std::string language;           // "", "cuda" or "cpp"
-  std::string buffering = "u";    // CUDA: a strategy's letter (u r b p c) or mixed
+  std::string buffering = "u";    // CUDA: a strategy's letter (u r b p c q) or mixed
   std::string block = "z 32x8x8"; // CUDA: the block configuration
   bool ptxas = false;             // CUDA: compile with NVRTC and print ptxas's report
   bool plan = false;              // print the kernel plans instead

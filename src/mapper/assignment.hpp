@@ -1,4 +1,4 @@
-// Buffering assignment: which strategy (u, r, b, p, c) each input grid function of one kernel
+// Buffering assignment: which strategy (u, r, b, p, c, q) each input grid function of one kernel
 // gets, at one block configuration. Hu, Koppelman & Brandt, Sec. VI: Algorithm 1 with the
 // efficiency function eq. 3, in (b-1)N(N+1)/2 model evaluations at most; the exhaustive b^N
 // search validates it on small kernels; "by performance" (eq. 3 without the storage factor)

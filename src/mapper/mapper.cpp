@@ -4,6 +4,7 @@
 #include "mapper/mapper.hpp"
 #include "mapper/fission.hpp"
 #include "mapper/occupancy.hpp"
+#include "mapper/queues.hpp"
 #include "mapper/partition_search.hpp"
 
 #include <fmt/format.h>
@@ -252,6 +253,16 @@ MapResult map_calculation(const calc::Calculation& calc, const model::Device& de
       result.register_fits.push_back(price_mapping(calc, *full, device, options));
       result.register_fits.back().origin = fmt::format(
           "one thread per point, {} blocks/SM (at most {} registers)", cap.blocks, cap.registers);
+    }
+    // Register queues along z at the default block (queues.hpp).
+    for (const calc::Mapping& queues : register_queue_candidates(calc, device)) {
+      if (queues == result.best.mapping) continue;
+      result.register_fits.push_back(price_mapping(calc, queues, device, options));
+      result.register_fits.back().origin =
+          queues.kernels.front().block.min_blocks > 0
+              ? fmt::format("register queues along z, {} blocks/SM",
+                            queues.kernels.front().block.min_blocks)
+              : "register queues along z";
     }
     result.stats = search.stats;
   }

@@ -132,7 +132,8 @@ struct MapResult {
   // register-fit fissions (fission.hpp: every stage split into kernels whose live values fit a
   // budget, unbuffered, at the default block configuration) at the budgets of kFissionBudgets,
   // distinct, where a stage splits; and one thread per point with its registers capped so an
-  // SM holds every thread it can (occupancy.hpp), where that changes the kernel. The empirical
+  // SM holds every thread it can (occupancy.hpp), where that changes the kernel; and the
+  // default mapping with register queues along z (queues.hpp), where they apply. The empirical
   // finish always times them: the model's register estimate does not see what they save.
   std::vector<PricedMapping> register_fits;
   SearchStatistics stats;

@@ -16,7 +16,7 @@
 //           stores: [phirhs, pirhs]      # grid functions this kernel stores in that stage
 //           temporaries: [412]           # optional: DAG node ids stored for later kernels
 //           block: z 32x8x8              # optional, default z 32x8x8
-//           buffering: {phi: c, pi: u}   # optional: grid function -> u r b p c
+//           buffering: {phi: c, pi: u}   # optional: grid function -> u r b p c q
 //
 // The mapping cache keeps one such file per (calculation, device, grid size class, mapper
 // method), so that the second start of a simulation does no search.

@@ -416,6 +416,15 @@ std::vector<std::string> verify_candidates(const calc::Program& program, const T
     const calc::Calculation& c = program.calculations[i];
     const calc::Mapping one_per_point = calc::one_thread_per_point(c);
     const calc::Mapping default_mapping = calc::default_mapping(c);
+    // The default mapping with register queues (queues.hpp), with its blocks per SM or not.
+    auto queued = [&](const calc::Mapping& m) {
+      if (m.kernels.empty() || default_mapping.kernels.empty()) return false;
+      calc::Mapping plain = m;
+      for (calc::KernelMapping& k : plain.kernels) k.block.min_blocks = 0;
+      return plain == calc::buffered_mapping(c, calc::Buffering::Queue,
+                                             default_mapping.kernels.front().block) &&
+             !(plain == default_mapping);
+    };
     // One thread per point with its registers capped (occupancy.hpp): the same kernels with
     // blocks per SM set.
     auto capped = [&](const calc::Mapping& m) {
@@ -437,9 +446,13 @@ std::vector<std::string> verify_candidates(const calc::Program& program, const T
       std::string label = j == 0                       ? " model's pick"
                           : list[j] == one_per_point   ? " one thread per point"
                           : list[j] == default_mapping ? " default"
+                          : queued(list[j])            ? " register queues"
                                                        : "";
       if (const int blocks = capped(list[j]); j > 0 && blocks > 0)
         label = fmt::format(" one thread per point, {}/SM", blocks);
+      if (const int blocks = list[j].kernels.empty() ? 0 : list[j].kernels.front().block.min_blocks;
+          j > 0 && blocks > 0 && queued(list[j]))
+        label = fmt::format(" register queues, {}/SM", blocks);
       line += fmt::format("{} {:.3f} ms{}", j ? "," : "", seconds[j] * 1e3, label);
       labels.push_back(label);
     }

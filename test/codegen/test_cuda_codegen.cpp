@@ -134,11 +134,13 @@ TEST_P(StrategiesMatchInterpreter, EveryStrategyAndBlockConfiguration) {
   auto reference = reference_backend->compile(program);
   int checked = 0;
   for (const calc::BlockConfig& block : kBlocks)
-    for (int variant = 0; variant <= 5; ++variant) {              // u r b p c, then mixed
-      if (block.tx == 32 && variant > 0 && variant < 5) continue; // default block: u, mixed
+    for (int variant = 0; variant <= calc::kBuiltinBufferings; ++variant) { // u r b p c q, mixed
+      // The default block: u and mixed.
+      if (block.tx == 32 && variant > 0 && variant < calc::kBuiltinBufferings) continue;
       std::vector<calc::Mapping> mappings;
       for (const calc::Calculation& c : program.calculations)
-        mappings.push_back(mapping_with(c, calc::kAllBufferings[variant % 5], block, variant == 5));
+        mappings.push_back(mapping_with(c, calc::kAllBufferings[variant % calc::kBuiltinBufferings],
+                                        block, variant == calc::kBuiltinBufferings));
       expect_emulator_matches(program, codegen::generate_cuda(program, mappings), mappings,
                               reference);
       ++checked;
@@ -359,11 +361,11 @@ TEST(CudaCodegen, EveryKernelWaitsForThePreviousKernelFirst) {
        {Example{"par/wave.edl", 4}, Example{"par/maxwell.edl", 4}, Example{"par/microbench.edl", 4},
         Example{"par/bssn/bssn.edl", 4}, Example{"test/codegen/edl/split.edl", 4}}) {
     const calc::Program program = load(ex.file, ex.fd_order);
-    for (int variant = 0; variant <= 5; ++variant) {
+    for (int variant = 0; variant <= calc::kBuiltinBufferings; ++variant) {
       std::vector<calc::Mapping> mappings;
       for (const calc::Calculation& c : program.calculations)
-        mappings.push_back(
-            mapping_with(c, calc::kAllBufferings[variant % 5], kBlocks[0], variant == 5));
+        mappings.push_back(mapping_with(c, calc::kAllBufferings[variant % calc::kBuiltinBufferings],
+                                        kBlocks[0], variant == calc::kBuiltinBufferings));
       const codegen::CudaModule module = codegen::generate_cuda(program, mappings);
       EXPECT_NE(module.source.find(codegen::kAfterPreviousKernel), std::string::npos);
       EXPECT_EQ(kernels_not_waiting_first(module.source), std::vector<std::string>{})
@@ -513,11 +515,12 @@ TEST(CudaNvrtc, EveryVariantCompilesForSm90) {
         Example{"test/codegen/edl/line.edl", 4}}) {
     const calc::Program program = load(ex.file, ex.fd_order);
     for (const calc::BlockConfig& block : kBlocks)
-      for (int variant = 0; variant <= 5; ++variant) {
+      for (int variant = 0; variant <= calc::kBuiltinBufferings; ++variant) {
         std::vector<calc::Mapping> mappings;
         for (const calc::Calculation& c : program.calculations)
-          mappings.push_back(
-              mapping_with(c, calc::kAllBufferings[variant % 5], block, variant == 5));
+          mappings.push_back(mapping_with(c,
+                                          calc::kAllBufferings[variant % calc::kBuiltinBufferings],
+                                          block, variant == calc::kBuiltinBufferings));
         const codegen::CudaModule module = codegen::generate_cuda(program, mappings);
         runtime::cuda::CompiledModule compiled;
         ASSERT_NO_THROW(compiled = runtime::cuda::compile(module.source, "sm_90", options))

@@ -3,6 +3,7 @@
 // one kernel where one fits; and the mapper hands the fission to the empirical finish.
 #include "mapper/fission.hpp"
 #include "mapper/occupancy.hpp"
+#include "mapper/queues.hpp"
 #include "mapper/mapper.hpp"
 #include "mapper/run_plan.hpp"
 #include "mapper_support.hpp"
@@ -160,10 +161,14 @@ TEST(Fission, WhatFitsStaysOneKernel) {
     const Fission f = register_fit_fission(c, 0, live_value_budget(255));
     EXPECT_TRUE(f.fits);
     EXPECT_EQ(f.kernels.size(), 1u) << c.name;
-    // No fission; only the register-capped one thread per point (occupancy.hpp).
+    // No fission; only the register-capped one thread per point (occupancy.hpp) and, for
+    // the stencils, the register queues (queues.hpp).
     const MapResult r = map_calculation(c, test::device("h100"));
-    ASSERT_EQ(r.register_fits.size(), 1u) << c.name;
+    const std::vector<calc::Mapping> queues = register_queue_candidates(c, test::device("h100"));
+    ASSERT_EQ(r.register_fits.size(), 1u + queues.size()) << c.name;
     EXPECT_EQ(r.register_fits[0].mapping, *full_occupancy_candidate(c, test::device("h100")));
+    for (std::size_t q = 0; q < queues.size(); ++q)
+      EXPECT_EQ(r.register_fits[1 + q].mapping, queues[q]) << c.name;
   }
 }
 

@@ -190,7 +190,7 @@ TEST(MappingFile, RoundTripsEveryKindOfMapping) {
       SCOPED_TRACE(std::string(example) + " " + c.name);
       const calc::Mapping plain = calc::default_mapping(c);
       expect_same(plain, round_trip(program, c, plain));
-      for (const char* strategy : {"u", "r", "b", "p", "c", "mixed"}) {
+      for (const char* strategy : {"u", "r", "b", "p", "c", "q", "mixed"}) {
         SCOPED_TRACE(strategy);
         const calc::Mapping m = calc::strategy_mapping(c, strategy, {1, 64, 4, 16});
         expect_same(m, round_trip(program, c, m));
@@ -330,8 +330,8 @@ TEST(MappingFile, StoreTheStageDoesNotMake) {
 }
 
 TEST(MappingFile, BadStrategyLetter) {
-  expect_error(replace(kWave, "{phi: b}", "{phi: q}"), "q}",
-               "unknown buffering strategy 'q' for phi: expected u (unbuffered), r");
+  expect_error(replace(kWave, "{phi: b}", "{phi: w}"), "w}",
+               "unknown buffering strategy 'w' for phi: expected u (unbuffered), r");
   expect_error(replace(kWave, "{phi: b}", "{phi: rb}"), "rb}", "unknown buffering strategy 'rb'");
 }
 

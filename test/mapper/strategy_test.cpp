@@ -29,10 +29,10 @@ TEST(StrategyList, MovesAreEveryStrategyButUInTheListsOrder) {
   const calc::Calculation& calc = program.calculations.at(0);
   const model::KernelProfile k = model::profile_mapping(calc, calc::default_mapping(calc)).at(0);
   ASSERT_EQ(k.inputs.size(), 1u);
-  // Off the z axis too, so r does not apply; b, p and c do.
+  // Off the z axis too, so r does not apply; b, p, c and q do.
   EXPECT_EQ(buffering_moves(k.inputs[0], 2),
             (std::vector<calc::Buffering>{calc::Buffering::Shared, calc::Buffering::Plus,
-                                          calc::Buffering::ReadOnly}));
+                                          calc::Buffering::ReadOnly, calc::Buffering::Queue}));
   EXPECT_EQ(buffering_moves(k.inputs[0], 2, strategy_bit(calc::Buffering::Plus)),
             std::vector<calc::Buffering>{calc::Buffering::Plus});
 }
@@ -45,7 +45,7 @@ TEST(StrategyList, ATestStrategyIsOfferedPricedAndMapped) {
   const std::vector<calc::Buffering> moves = buffering_moves(k.inputs[0], 2);
   ASSERT_FALSE(moves.empty());
   EXPECT_EQ(moves.back(), demo.id());
-  EXPECT_EQ(exhaustive_size(k), 5.0); // u, b, p, c and the demo
+  EXPECT_EQ(exhaustive_size(k), 6.0); // u, b, p, c, q and the demo
   const std::vector<calc::Buffering> without =
       buffering_moves(k.inputs[0], 2, kAllStrategies & ~strategy_bit(demo.id()));
   EXPECT_EQ(std::count(without.begin(), without.end(), demo.id()), 0);
@@ -62,7 +62,7 @@ TEST(StrategyList, ATestStrategyIsOfferedPricedAndMapped) {
   // The exhaustive search and the whole mapper accept it, and what they choose is a mapping.
   PricingContext context{&d, model::launch_geometry(k.block, {64, 64, 64}, d)};
   const Assignment all = assign_buffering(k, context, AssignmentMethod::Exhaustive);
-  EXPECT_EQ(all.model_calls, 5);
+  EXPECT_EQ(all.model_calls, 6);
   EXPECT_TRUE(all.valid());
   const MapResult r = map_calculation(calc, d);
   EXPECT_NO_THROW(calc::plan_kernels(calc, r.best.mapping));

@@ -43,7 +43,7 @@ TEST_P(GpuMatchesCpu, EveryStrategyAfterTenSteps) {
   // one thread per point).
   std::vector<std::pair<std::string, std::map<std::string, std::string>>> runs;
   for (const char* block : {"z 32x8x8", "y 16x4x3"})
-    for (const char* buffering : {"u", "r", "b", "p", "c", "mixed"})
+    for (const char* buffering : {"u", "r", "b", "p", "c", "q", "mixed"})
       runs.push_back({std::string(block) + " " + buffering,
                       {{"Saguaro::backend", quoted("cuda")},
                        {"Saguaro::mapper", quoted("default")},
