@@ -131,14 +131,14 @@ public:
         f_(plan.f) {}
 
   // The kernel's text. `whole_register_file`: __launch_bounds__(threads, 1), so ptxas may use
-  // 255 registers.
-  std::string print(const std::string& name, bool whole_register_file);
+  // 255 registers; `grouped_tiles`: blocks walk (f, e) tiles in groups (KernelForms).
+  std::string print(const std::string& name, bool whole_register_file, bool grouped_tiles);
 
 private:
   std::string reg(int g, int d) const { return "r" + std::to_string(g) + "_" + name_part(d); }
   std::string load_text(const calc::Load& l, int g) const;
   std::string body();
-  void print_prologue(std::ostringstream& o, const std::string& uniforms) const;
+  void print_prologue(std::ostringstream& o, const std::string& uniforms, bool grouped_tiles) const;
   void print_buffers(std::ostringstream& o) const;
   void print_loop(std::ostringstream& o, const std::string& inner) const;
   std::string gf_name(int g) const { return calc_.grid_functions[std::size_t(g)].name; }
@@ -206,7 +206,8 @@ std::string KernelPrinter::body() {
   return o.str();
 }
 
-std::string KernelPrinter::print(const std::string& name, bool whole_register_file) {
+std::string KernelPrinter::print(const std::string& name, bool whole_register_file,
+                                 bool grouped_tiles) {
   const calc::BlockConfig& blk = plan_.block;
   const int tx = blk.tx, tf = blk.tf, tee = blk.tee;
   const char* E = kAxis[e_];
@@ -257,14 +258,15 @@ std::string KernelPrinter::print(const std::string& name, bool whole_register_fi
     o << "    " << args[a] << (a + 1 < args.size() ? ",\n" : ") {\n");
 
   o << "  SAGUARO_AFTER_PREVIOUS_KERNEL();\n";
-  print_prologue(o, uniforms.str());
+  print_prologue(o, uniforms.str(), grouped_tiles);
   print_buffers(o);
   print_loop(o, inner);
   return o.str();
 }
 
 // The region, strides, this thread's point, coordinates, uniform values and offsets.
-void KernelPrinter::print_prologue(std::ostringstream& o, const std::string& uniforms) const {
+void KernelPrinter::print_prologue(std::ostringstream& o, const std::string& uniforms,
+                                   bool grouped_tiles) const {
   const calc::BlockConfig& blk = plan_.block;
   const int tx = blk.tx, tf = blk.tf, tee = blk.tee;
   const char* E = kAxis[e_];
@@ -280,7 +282,19 @@ void KernelPrinter::print_prologue(std::ostringstream& o, const std::string& uni
   // box's first block; the bounds are dead once the loop's are set.
   o << "  // This launch's region: the geometry's, or the box of several this block is in.\n";
   o << "  int r_lo[3] = {g.lo[0], g.lo[1], g.lo[2]}, r_hi[3] = {g.hi[0], g.hi[1], g.hi[2]};\n";
-  o << "  int block_e = int(blockIdx.z);\n";
+  o << "  int block_e = int(blockIdx.z), block_f = int(blockIdx.y);\n";
+  if (grouped_tiles) {
+    // Consecutive blocks after x walk G x G groups of (f, e) tiles (KernelForms): a wave of
+    // one block per SM then holds e neighbours whose shared planes are still in L2.
+    const std::string G = std::to_string(kTileGroup);
+    o << "  if (g.boxes <= 1 && gridDim.y % " << G << " == 0 && gridDim.z % " << G << " == 0) {\n"
+      << "    const unsigned rest = blockIdx.y + gridDim.y * blockIdx.z;\n"
+      << "    const unsigned group = rest / " << kTileGroup * kTileGroup << ", in = rest % "
+      << kTileGroup * kTileGroup << ", per_row = gridDim.y / " << G << ";\n"
+      << "    block_f = int((group % per_row) * " << G << " + in % " << G << ");\n"
+      << "    block_e = int((group / per_row) * " << G << " + in / " << G << ");\n"
+      << "  }\n";
+  }
   o << "  if (g.boxes > 1) {\n"
     << "    int b = 0;\n"
     << "    while (b + 1 < g.boxes && block_e >= g.box_first[b + 1]) ++b;\n"
@@ -306,8 +320,8 @@ void KernelPrinter::print_prologue(std::ostringstream& o, const std::string& uni
   o << "  const long long s_e = s" << E << ", s_f = s" << F << "; // strides along e = " << E
     << " and f = " << F << "\n";
   o << "  const int x_block = " << bound("lo", 0, lo[0]) << " + int(blockIdx.x) * " << tx << ";\n";
-  o << "  const int " << F << "_block = " << bound("lo", f_, lo[std::size_t(f_)])
-    << " + int(blockIdx.y) * " << tf << ";\n";
+  o << "  const int " << F << "_block = " << bound("lo", f_, lo[std::size_t(f_)]) << " + block_f * "
+    << tf << ";\n";
   o << "  const int i = x_block + int(threadIdx.x);\n";
   o << "  const int " << F << "i = " << F << "_block + int(threadIdx.y);\n";
   o << "  const int " << E << "_begin = " << bound("lo", e_, lo[std::size_t(e_)]) << " + block_e * "
@@ -592,7 +606,7 @@ std::array<unsigned, 3> launch_grid(const CudaKernel& kernel,
 }
 
 CudaModule generate_cuda(const calc::Program& program, const std::vector<calc::Mapping>& mappings,
-                         const std::set<std::string>& whole_register_file, int only,
+                         const KernelForms& forms, int only,
                          const std::optional<calc::ArrayLayout>& layout) {
   if (!mappings.empty() && mappings.size() != program.calculations.size())
     throw calc::MappingError("generate_cuda: " + std::to_string(mappings.size()) +
@@ -635,9 +649,11 @@ CudaModule generate_cuda(const calc::Program& program, const std::vector<calc::M
         kernel.temporary_written.push_back(t.written);
       }
       kernel.parameters = kp.parameters;
-      kernel.whole_register_file = whole_register_file.count(kernel.name) > 0;
+      kernel.whole_register_file = forms.whole_register_file.count(kernel.name) > 0;
+      kernel.grouped_tiles = forms.grouped_tiles.count(kernel.name) > 0;
       KernelPrinter printer(calc, kp, layout);
-      kernels_text.push_back(printer.print(kernel.name, kernel.whole_register_file));
+      kernels_text.push_back(
+          printer.print(kernel.name, kernel.whole_register_file, kernel.grouped_tiles));
       helpers.insert(printer.helpers().begin(), printer.helpers().end());
       module.kernels.push_back(std::move(kernel));
     }

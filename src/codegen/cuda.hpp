@@ -98,6 +98,7 @@ struct CudaKernel {
   std::array<int, 3> extent_lo{0, 0, 0}, extent_hi{0, 0, 0}; // the stage's
   std::string mapping;                                       // short form of the kernel's mapping
   bool whole_register_file = false; // emitted with __launch_bounds__(threads, 1)
+  bool grouped_tiles = false;       // its blocks walk (f, e) tiles in groups (KernelForms)
 };
 
 struct CudaModule {
@@ -110,11 +111,25 @@ struct CudaModule {
   std::optional<calc::ArrayLayout> layout;
 };
 
+// How some kernels are printed, by name (decided by the runtime, runtime::cuda::compile_generated).
+// `whole_register_file`: __launch_bounds__(threads, 1) instead of (threads), so ptxas may use
+// every register a thread can have rather than spill for occupancy. `grouped_tiles`: the
+// blocks after the x tiles walk the (f, e) tiles in groups of kTileGroup x kTileGroup where
+// the grid divides, so that a wave of one block per SM covers neighbours along e as well as
+// along f and the planes they share stay in L2 (the launch grid and every block's points are
+// unchanged, only their order); elsewhere x fastest, then f, then e.
+struct KernelForms {
+  KernelForms(std::set<std::string> whole = {}, std::set<std::string> grouped = {})
+      : whole_register_file(std::move(whole)), grouped_tiles(std::move(grouped)) {}
+  std::set<std::string> whole_register_file;
+  std::set<std::string> grouped_tiles;
+};
+inline constexpr int kTileGroup = 4;
+
 // Generates the kernels of every calculation of `program` under `mappings` (one per
 // calculation; an empty vector means the default mapping everywhere). Throws
-// calc::MappingError for a mapping that does not fit its calculation. Kernels named in
-// `whole_register_file` get __launch_bounds__(threads, 1) instead of (threads): ptxas may
-// then use every register a thread can have rather than spill for occupancy. With `only` >= 0
+// calc::MappingError for a mapping that does not fit its calculation. `forms` says which
+// kernels are printed how (KernelForms). With `only` >= 0
 // the module holds that calculation's kernels alone (named and numbered as in the whole
 // program; the other calculations' `temporaries` entries are empty): the CUDA backend
 // compiles one module per calculation, in parallel, each cached on its own. With a `layout`
@@ -123,7 +138,7 @@ struct CudaModule {
 // ran 1.2-1.5x slower on the H100 (docs/gpu.md).
 CudaModule generate_cuda(const calc::Program& program,
                          const std::vector<calc::Mapping>& mappings = {},
-                         const std::set<std::string>& whole_register_file = {}, int only = -1,
+                         const KernelForms& forms = {}, int only = -1,
                          const std::optional<calc::ArrayLayout>& layout = std::nullopt);
 
 // The blocks to launch for a kernel over the region [lo - extent_lo, hi + extent_hi):

@@ -100,15 +100,30 @@ std::set<std::string> one_block_per_sm(const calc::Program& program,
                                        const std::vector<calc::Mapping>& mappings,
                                        const codegen::CudaModule& module);
 
+// The kernels of `module` whose register estimate exceeds the registers a thread can have
+// (kMaxRegistersPerThread): printed with their (f, e) tiles walked in groups
+// (codegen::KernelForms::grouped_tiles). Such kernels spill or hold one block per SM, and their
+// spills and z halos come back from L2 or DRAM; launched x fastest, one wave of 132 blocks
+// covers a single z tile, and the planes it shares with the next have left L2 two waves later.
+// Grouped, BSSN fd 8's step took 204.4 -> 198.0 ms on the H200, its one-kernel mapping 88.8 ->
+// 78.3 ms; but BSSN fd 4's last fission kernel (estimate 243-252, 253 registers, no spill) took
+// 4.00 -> 4.37 ms in RK4's stage 2 form, hence the rule
+// (bench/results/2026-11-29-block-raster-whole-register-kernels-H200.md,
+// 2026-11-29-grouped-tiles-H200.md).
+inline constexpr double kMaxRegistersPerThread = 255;
+std::set<std::string> grouped_tiles(const calc::Program& program,
+                                    const std::vector<calc::Mapping>& mappings,
+                                    const codegen::CudaModule& module);
+
 // The generated kernels of `program` under `mappings`, compiled: once as generate_cuda emits
-// them, the kernels of one_block_per_sm given the whole register file (codegen::generate_cuda's
-// `whole_register_file`); then, if ptxas spilled in any kernel, again with those in the other
-// form (the whole register file, or ptxas's choice for those that started with it), and a
-// third time if that made some of them spill more, with those back in their first form. Each
-// kernel ends in the form that spilled less, except a kernel whose mapping sets blocks per SM
-// (calc::BlockConfig::min_blocks): it keeps the cap it asked for, spills and all. Every compile
-// goes through compile()'s cache, so a rerun compiles nothing. `only` >= 0: that calculation's
-// kernels alone, `layout`: strides as constants (codegen::generate_cuda's).
+// them, the kernels of one_block_per_sm given the whole register file and those of
+// grouped_tiles their tiles in groups (codegen::KernelForms); then, if ptxas spilled in any kernel,
+// again with those in the other form (the whole register file, or ptxas's choice for those that
+// started with it), and a third time if that made some of them spill more, with those back in their
+// first form. Each kernel ends in the form that spilled less, except a kernel whose mapping sets
+// blocks per SM (calc::BlockConfig::min_blocks): it keeps the cap it asked for, spills and all.
+// Every compile goes through compile()'s cache, so a rerun compiles nothing. `only` >= 0: that
+// calculation's kernels alone, `layout`: strides as constants (codegen::generate_cuda's).
 struct CompiledProgram {
   codegen::CudaModule generated;
   CompiledModule compiled;

@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -117,11 +118,14 @@ std::map<std::string, PtxasReport> parse_ptxas_log(const std::string& log) {
   return reports;
 }
 
-std::set<std::string> one_block_per_sm(const calc::Program& program,
-                                       const std::vector<calc::Mapping>& mappings,
-                                       const codegen::CudaModule& module) {
-  // 64K 32-bit registers per SM on every part from sm_70 to sm_90.
-  constexpr double kRegistersPerSm = 65536;
+namespace {
+
+// The kernels of `module` (not those whose mapping sets blocks per SM) for which `chosen`
+// holds, given the register estimate (model::estimated_registers).
+std::set<std::string>
+by_register_estimate(const calc::Program& program, const std::vector<calc::Mapping>& mappings,
+                     const codegen::CudaModule& module,
+                     const std::function<bool(const codegen::CudaKernel&, double)>& chosen) {
   std::set<std::string> out;
   std::map<int, std::vector<model::KernelProfile>> profiles; // per calculation, on demand
   for (const codegen::CudaKernel& k : module.kernels) {
@@ -132,11 +136,32 @@ std::set<std::string> one_block_per_sm(const calc::Program& program,
       at->second =
           model::profile_mapping(calc, mappings.empty() ? calc::default_mapping(calc)
                                                         : mappings[std::size_t(k.calculation)]);
-    const double registers = model::estimated_registers(at->second[std::size_t(k.kernel)]);
-    if (registers * k.block.threads() > kOneBlockPerSmMargin * kRegistersPerSm / 2)
+    if (chosen(k, model::estimated_registers(at->second[std::size_t(k.kernel)])))
       out.insert(k.name);
   }
   return out;
+}
+
+} // namespace
+
+std::set<std::string> one_block_per_sm(const calc::Program& program,
+                                       const std::vector<calc::Mapping>& mappings,
+                                       const codegen::CudaModule& module) {
+  // 64K 32-bit registers per SM on every part from sm_70 to sm_90.
+  constexpr double kRegistersPerSm = 65536;
+  return by_register_estimate(
+      program, mappings, module, [](const codegen::CudaKernel& k, double registers) {
+        return registers * k.block.threads() > kOneBlockPerSmMargin * kRegistersPerSm / 2;
+      });
+}
+
+std::set<std::string> grouped_tiles(const calc::Program& program,
+                                    const std::vector<calc::Mapping>& mappings,
+                                    const codegen::CudaModule& module) {
+  return by_register_estimate(program, mappings, module,
+                              [](const codegen::CudaKernel&, double registers) {
+                                return registers > kMaxRegistersPerThread;
+                              });
 }
 
 CompiledProgram compile_generated(const calc::Program& program,
@@ -146,8 +171,9 @@ CompiledProgram compile_generated(const calc::Program& program,
   CompiledProgram out{codegen::generate_cuda(program, mappings, {}, only, layout), {}};
   if (out.generated.kernels.empty()) return out;
   const std::set<std::string> at_first = one_block_per_sm(program, mappings, out.generated);
-  if (!at_first.empty())
-    out.generated = codegen::generate_cuda(program, mappings, at_first, only, layout);
+  const std::set<std::string> grouped = grouped_tiles(program, mappings, out.generated);
+  if (!at_first.empty() || !grouped.empty())
+    out.generated = codegen::generate_cuda(program, mappings, {at_first, grouped}, only, layout);
   out.compiled = compile(out.generated.source, arch, options);
   const std::map<std::string, PtxasReport> first = out.compiled.kernels;
   // The kernels that spilled are compiled again in the other form (the whole register file, or
@@ -169,7 +195,8 @@ CompiledProgram compile_generated(const calc::Program& program,
   if (tried.empty()) return out;
   double seconds = out.compiled.compile_seconds;
   auto recompile = [&](const std::set<std::string>& whole_register_file) {
-    out.generated = codegen::generate_cuda(program, mappings, whole_register_file, only, layout);
+    out.generated =
+        codegen::generate_cuda(program, mappings, {whole_register_file, grouped}, only, layout);
     out.compiled = compile(out.generated.source, arch, options);
     seconds += out.compiled.compile_seconds;
   };

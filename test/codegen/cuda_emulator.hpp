@@ -1,8 +1,9 @@
 // Runs generated CUDA kernels on the CPU, for tests on machines without a GPU.
 //
 // The generated translation unit is compiled by the host compiler with a small shim in
-// front: blockIdx is a global (blocks run one after the other), threadIdx is thread_local
-// (a block's threads are real std::threads, so every thread of a block is live at once),
+// front: blockIdx and gridDim are globals (blocks run one after the other), threadIdx is
+// thread_local (a block's threads are real std::threads, so every thread of a block is live at
+// once),
 // __syncthreads() is a std::barrier over the block, dynamic shared memory is one global
 // array used by the running block. Threads that return early drop out of the barrier, as
 // exited threads do on the GPU. The arithmetic is the host's; the point is the indexing,
@@ -33,7 +34,7 @@ inline const char* kEmulatorShim = R"(// Saguaro's CUDA-on-CPU test shim.
 #include <vector>
 struct saguaro_emu_dim3 { unsigned x = 0, y = 0, z = 0; };
 thread_local saguaro_emu_dim3 threadIdx;
-saguaro_emu_dim3 blockIdx;
+saguaro_emu_dim3 blockIdx, gridDim;
 std::barrier<>* saguaro_emu_barrier = nullptr;
 double saguaro_smem[1 << 17];
 inline void __syncthreads() { saguaro_emu_barrier->arrive_and_wait(); }
@@ -46,6 +47,7 @@ using std::min;
 #define __shared__
 static void saguaro_emu_run(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                             const std::function<void()>& body) {
+  gridDim = {gx, gy, gz};
   for (unsigned z = 0; z < gz; ++z)
     for (unsigned y = 0; y < gy; ++y)
       for (unsigned x = 0; x < gx; ++x) {

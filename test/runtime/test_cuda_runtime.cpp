@@ -424,6 +424,27 @@ TEST(NvrtcCompile, KernelsAtOneBlockPerSmStartWithTheWholeRegisterFile) {
             (std::set<std::string>{"saguaro_2_bssn_constraints_k0"}));
 }
 
+// Grouped tiles for the kernels whose register estimate exceeds what a thread can have:
+// BSSN's one-kernel right-hand side and constraints, not the wave equation's; not a kernel
+// whose mapping sets blocks per SM. The compile gives them that form.
+TEST(NvrtcCompile, KernelsPastTheRegisterFileWalkTheirTilesInGroups) {
+  const calc::Program wave = lower_file("par/wave.edl");
+  EXPECT_TRUE(cuda::grouped_tiles(wave, {}, codegen::generate_cuda(wave)).empty());
+  const calc::Program bssn = lower_file("par/bssn/bssn.edl");
+  const codegen::CudaModule module = codegen::generate_cuda(bssn);
+  const std::set<std::string> chosen = cuda::grouped_tiles(bssn, {}, module);
+  EXPECT_EQ(chosen,
+            (std::set<std::string>{"saguaro_1_bssn_rhs_k0", "saguaro_2_bssn_constraints_k0"}));
+  std::vector<calc::Mapping> capped;
+  for (const calc::Calculation& c : bssn.calculations) capped.push_back(calc::default_mapping(c));
+  capped[1].kernels[0].block.min_blocks = 1;
+  EXPECT_EQ(cuda::grouped_tiles(bssn, capped, codegen::generate_cuda(bssn, capped)),
+            (std::set<std::string>{"saguaro_2_bssn_constraints_k0"}));
+  const codegen::CudaModule grouped = codegen::generate_cuda(bssn, {}, {{}, chosen});
+  for (const codegen::CudaKernel& k : grouped.kernels)
+    EXPECT_EQ(k.grouped_tiles, chosen.count(k.name) > 0) << k.name;
+}
+
 // The multi-pass compile: a kernel that spills is compiled again in the other form (the whole
 // register file or ptxas's choice) and keeps whichever spills less; one that does not spill
 // keeps its first form. BSSN's kernels spill, so the passes run.
@@ -445,9 +466,11 @@ TEST(NvrtcCompile, SpillingKernelsEndInTheFormThatSpillsLess) {
   std::set<std::string> every;
   for (const codegen::CudaKernel& k : plain_module.kernels) every.insert(k.name);
   const std::set<std::string> at_first = cuda::one_block_per_sm(bssn, {}, plain_module);
-  const cuda::CompiledModule plain = cuda::compile(plain_module.source, "sm_90", options);
+  const std::set<std::string> grouped = cuda::grouped_tiles(bssn, {}, plain_module);
+  const cuda::CompiledModule plain =
+      cuda::compile(codegen::generate_cuda(bssn, {}, {{}, grouped}).source, "sm_90", options);
   const cuda::CompiledModule whole =
-      cuda::compile(codegen::generate_cuda(bssn, {}, every).source, "sm_90", options);
+      cuda::compile(codegen::generate_cuda(bssn, {}, {every, grouped}).source, "sm_90", options);
   int spilled = 0;
   for (const codegen::CudaKernel& k : both.generated.kernels) {
     const int in_plain = plain.kernels.at(k.name).spill_stores;
@@ -461,6 +484,7 @@ TEST(NvrtcCompile, SpillingKernelsEndInTheFormThatSpillsLess) {
         << k.name;
     EXPECT_EQ(both.generated.source.find(", 1) " + k.name + "(") != std::string::npos, expect_whole)
         << k.name;
+    EXPECT_EQ(k.grouped_tiles, grouped.count(k.name) > 0) << k.name;
   }
   EXPECT_GT(spilled, 0) << "BSSN's kernels no longer spill: this test needs another example";
 }
