@@ -124,7 +124,10 @@ struct KernelForms {
   std::set<std::string> whole_register_file;
   std::set<std::string> grouped_tiles;
 };
-inline constexpr int kTileGroup = 4;
+// BSSN at 256^3 on the H200 (bench/results/2026-11-29-grouped-tiles-H200.md), one cold run
+// each: fd 8's step 189.1 ms in groups of 2 x 2, 189.1 of 4 x 4, 177.5 of 8 x 8 (204 in the
+// launch order); fd 4's 88.6 of 4 x 4, 83.1 of 8 x 8. 16 x 16 was not measured.
+inline constexpr int kTileGroup = 8;
 
 // Generates the kernels of every calculation of `program` under `mappings` (one per
 // calculation; an empty vector means the default mapping everywhere). Throws

@@ -105,11 +105,11 @@ std::set<std::string> one_block_per_sm(const calc::Program& program,
 // (codegen::KernelForms::grouped_tiles). Such kernels spill or hold one block per SM, and their
 // spills and z halos come back from L2 or DRAM; launched x fastest, one wave of 132 blocks
 // covers a single z tile, and the planes it shares with the next have left L2 two waves later.
-// Grouped, BSSN fd 8's step took 204.4 -> 198.0 ms on the H200, its one-kernel mapping 88.8 ->
-// 78.3 ms; but BSSN fd 4's last fission kernel (estimate 243-252, 253 registers, no spill) took
-// 4.00 -> 4.37 ms in RK4's stage 2 form, hence the rule
-// (bench/results/2026-11-29-block-raster-whole-register-kernels-H200.md,
-// 2026-11-29-grouped-tiles-H200.md).
+// Grouped (8 x 8), BSSN's step took 204.2 -> 177.5 ms at fd 8 on the H200 and 88.7 -> 83.1 ms
+// at fd 4. Grouping every kernel compiled with the whole register file instead (4 x 4) cost fd
+// 4's last fission kernel (estimate 243-252, 253 registers, no spill) 4.00 -> 4.37 ms in RK4's
+// stage 2 form, hence the rule (bench/results/2026-11-29-grouped-tiles-H200.md,
+// 2026-11-29-block-raster-whole-register-kernels-H200.md).
 inline constexpr double kMaxRegistersPerThread = 255;
 std::set<std::string> grouped_tiles(const calc::Program& program,
                                     const std::vector<calc::Mapping>& mappings,

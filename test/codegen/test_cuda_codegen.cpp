@@ -557,9 +557,9 @@ TEST(CudaNvrtc, DefaultMappingsOfWaveAndMicrobenchDoNotSpill) {
 }
 
 // Kernels whose (f, e) tiles are walked in groups (codegen::KernelForms::grouped_tiles) compute
-// what the interpreter computes: on a patch whose grid is 2 x 8 x 8 blocks (2 x 2 groups of
-// 4 x 4) the blocks' order changes and every point is still computed once; on the usual test
-// patch (grids that do not divide by 4) the kernels fall back to the launch order.
+// what the interpreter computes: on a patch whose grid is 2 x 16 x 16 blocks (2 x 2 groups of
+// 8 x 8) the blocks' order changes and every point is still computed once; on the usual test
+// patch (grids that do not divide by 8) the kernels fall back to the launch order.
 TEST(CudaCodegen, GroupedTilesMatchTheInterpreter) {
   for (const Example& ex : {Example{"par/wave.edl", 4}, Example{"par/maxwell.edl", 4}}) {
     const calc::Program program = load(ex.file, ex.fd_order);
@@ -574,22 +574,25 @@ TEST(CudaCodegen, GroupedTilesMatchTheInterpreter) {
       every.insert(k.name);
     const codegen::CudaModule module = codegen::generate_cuda(program, mappings, {{}, every});
     for (const codegen::CudaKernel& k : module.kernels) EXPECT_TRUE(k.grouped_tiles) << k.name;
-    EXPECT_NE(module.source.find("gridDim.y % 4 == 0 && gridDim.z % 4 == 0"), std::string::npos);
+    const std::string G = std::to_string(codegen::kTileGroup);
+    EXPECT_NE(module.source.find("gridDim.y % " + G + " == 0 && gridDim.z % " + G + " == 0"),
+              std::string::npos);
     CudaEmulator emu(module, SuiteCache::dir() + "/emulator");
     int grouped = 0;
     for (std::size_t c = 0; c < program.calculations.size(); ++c) {
       const calc::Calculation& calc = program.calculations[c];
       SCOPED_TRACE(ex.file + " " + calc.name);
       for (const std::array<int, 3> interior :
-           {std::array<int, 3>{12, 16, 16}, std::array<int, 3>{12, 10, 9}}) {
+           {std::array<int, 3>{12, 32, 32}, std::array<int, 3>{12, 10, 9}}) {
         Patch initial = make_patch(calc, runtime::required_margin(calc), interior);
         initial.args.parameters = parameter_values(program, true);
         expect_emulated_matches(emu, module, int(c), calc, *reference[c], initial);
         for (const codegen::CudaKernel& k : module.kernels) {
           const std::array<unsigned, 3> grid =
               codegen::launch_grid(k, initial.args.lo, initial.args.hi);
-          grouped += k.calculation == int(c) && grid[1] % 4 == 0 && grid[2] % 4 == 0 &&
-                     grid[1] * grid[2] > 16;
+          const unsigned g = codegen::kTileGroup;
+          grouped += k.calculation == int(c) && grid[1] % g == 0 && grid[2] % g == 0 &&
+                     grid[1] * grid[2] > g * g;
         }
       }
     }
