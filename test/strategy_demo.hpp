@@ -18,9 +18,8 @@ inline calc::Strategy line_cached_strategy() {
   s.path = calc::TrafficPath::ReadOnly;
   s.resource = calc::ReuseResource::ReadOnlyCache;
   s.applies = [](const std::vector<calc::Offset>& offsets, int e, bool written, std::string& why) {
-    const std::size_t f = std::size_t(3 - e);
     int line = 0;
-    for (const calc::Offset& o : offsets) line += o[0] == 0 && o[f] == 0;
+    for (const calc::Offset& o : offsets) line += calc::on_e_line(o, 3 - e);
     if (written)
       why = "the kernel also writes it (the read-only cache is not coherent)";
     else if (line < 2)
@@ -30,14 +29,13 @@ inline calc::Strategy line_cached_strategy() {
     return !written && line >= 2 && line < int(offsets.size());
   };
   s.plan = [](calc::PlanBuilder& b, int g, const std::vector<calc::Offset>& offsets) {
-    const std::size_t f = std::size_t(b.f());
     std::vector<calc::Offset> line;
     for (const calc::Offset& o : offsets)
-      if (o[0] == 0 && o[f] == 0) line.push_back(o);
+      if (calc::on_e_line(o, b.f())) line.push_back(o);
     const int pipeline = b.add_pipeline(g, line, false);
     std::vector<calc::Load> loads;
     for (const calc::Offset& o : offsets)
-      loads.push_back(o[0] == 0 && o[f] == 0 ? b.pipeline_slot(pipeline, o) : b.read_only(o));
+      loads.push_back(calc::on_e_line(o, b.f()) ? b.pipeline_slot(pipeline, o) : b.read_only(o));
     return loads;
   };
   // The read-only path's terms for the stencil, and the pipeline's registers.

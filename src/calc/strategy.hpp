@@ -121,6 +121,11 @@ const char* axis_name(int axis); // "x", "y", "z"
 // Whether a grid function read at `offsets` has values to reuse (more than one offset); when
 // not, `why` says so.
 bool has_reuse(const std::vector<Offset>& offsets, std::string& why);
+// Whether offset `o` lies on the e line through the point (no x and no f component) of a kernel
+// whose other axis is `f`: what a register pipeline along e can carry.
+inline bool on_e_line(const Offset& o, int f) {
+  return o[0] == 0 && o[std::size_t(f)] == 0;
+}
 // Table IVd's terms of a strategy that loads every offset itself: one register, one load
 // issued per offset (its traffic is its path's, priced in model.cpp).
 ModelTerms per_offset_load_terms(const StencilShape& shape);

@@ -9,15 +9,22 @@
 
 namespace saguaro::mapper {
 
+std::optional<calc::Mapping> register_queue_mapping(const calc::Calculation& calc) {
+  const calc::Mapping plain = calc::default_mapping(calc);
+  if (plain.kernels.empty()) return std::nullopt;
+  calc::Mapping queues =
+      calc::buffered_mapping(calc, calc::Buffering::Queue, plain.kernels.front().block);
+  for (const calc::KernelMapping& k : queues.kernels)
+    if (!k.buffering.empty()) return queues;
+  return std::nullopt;
+}
+
 std::vector<calc::Mapping> register_queue_candidates(const calc::Calculation& calc,
                                                      const model::Device& device) {
-  const calc::Mapping plain = calc::default_mapping(calc);
-  if (plain.kernels.empty()) return {};
-  const calc::BlockConfig block = plain.kernels.front().block;
-  calc::Mapping queues = calc::buffered_mapping(calc, calc::Buffering::Queue, block);
-  bool queued = false;
-  for (const calc::KernelMapping& k : queues.kernels) queued = queued || !k.buffering.empty();
-  if (!queued) return {};
+  std::optional<calc::Mapping> found = register_queue_mapping(calc);
+  if (!found) return {};
+  calc::Mapping queues = *found;
+  const calc::BlockConfig block = queues.kernels.front().block;
   const OccupancyCap full = full_occupancy_cap(device, block.threads());
   if (full.registers < 1) return {};
   double needed = 0; // the most registers a kernel of the mapping is expected to need

@@ -16,11 +16,16 @@
 #include "calc/mapping.hpp"
 #include "model/device.hpp"
 
+#include <optional>
 #include <vector>
 
 namespace saguaro::mapper {
 
-// The default mapping with q wherever it applies, twice: with ptxas's choice of registers,
+// The default mapping with q wherever it applies, at the default block; nullopt when q applies
+// to no input.
+std::optional<calc::Mapping> register_queue_mapping(const calc::Calculation& calc);
+
+// register_queue_mapping, twice: with ptxas's choice of registers,
 // and capped at one block per SM more than the registers it is expected to need allow (the
 // register estimate, model::estimated_registers, plus two per value its queues hold). None
 // when q applies to no input, or when a kernel's estimate already exceeds twice the registers

@@ -4,6 +4,7 @@
 #include "mapper/code_version.hpp"
 #include "mapper/mapper.hpp"
 #include "mapper/mapping_file.hpp"
+#include "mapper/queues.hpp"
 #include "model/model.hpp"
 
 #include <fmt/format.h>
@@ -416,25 +417,16 @@ std::vector<std::string> verify_candidates(const calc::Program& program, const T
     const calc::Calculation& c = program.calculations[i];
     const calc::Mapping one_per_point = calc::one_thread_per_point(c);
     const calc::Mapping default_mapping = calc::default_mapping(c);
-    // The default mapping with register queues (queues.hpp), with its blocks per SM or not.
-    auto queued = [&](const calc::Mapping& m) {
-      if (m.kernels.empty() || default_mapping.kernels.empty()) return false;
-      calc::Mapping plain = m;
-      for (calc::KernelMapping& k : plain.kernels) k.block.min_blocks = 0;
-      return plain == calc::buffered_mapping(c, calc::Buffering::Queue,
-                                             default_mapping.kernels.front().block) &&
-             !(plain == default_mapping);
-    };
-    // One thread per point with its registers capped (occupancy.hpp): the same kernels with
-    // blocks per SM set.
-    auto capped = [&](const calc::Mapping& m) {
-      if (m.kernels.size() != one_per_point.kernels.size() || m.kernels.empty()) return 0;
+    const std::optional<calc::Mapping> queues = register_queue_mapping(c); // queues.hpp
+    // `base` with its registers capped (occupancy.hpp, queues.hpp): the same kernels, every one
+    // with the same blocks per SM set; 0 for any other mapping.
+    auto capped = [](const calc::Mapping& m, const calc::Mapping& base) {
+      if (m.kernels.size() != base.kernels.size() || m.kernels.empty()) return 0;
       const int blocks = m.kernels.front().block.min_blocks;
       for (std::size_t k = 0; k < m.kernels.size(); ++k) {
         calc::KernelMapping plain = m.kernels[k];
         plain.block.min_blocks = 0;
-        if (m.kernels[k].block.min_blocks != blocks || !(plain == one_per_point.kernels[k]))
-          return 0;
+        if (m.kernels[k].block.min_blocks != blocks || !(plain == base.kernels[k])) return 0;
       }
       return blocks;
     };
@@ -443,15 +435,14 @@ std::vector<std::string> verify_candidates(const calc::Program& program, const T
                                     : fmt::format("mapper_verify: {}, timed as {}:", c.name, form);
     std::vector<std::string> labels;
     for (std::size_t j = 0; j < list.size(); ++j) {
-      std::string label = j == 0                       ? " model's pick"
-                          : list[j] == one_per_point   ? " one thread per point"
-                          : list[j] == default_mapping ? " default"
-                          : queued(list[j])            ? " register queues"
-                                                       : "";
-      if (const int blocks = capped(list[j]); j > 0 && blocks > 0)
+      std::string label = j == 0                         ? " model's pick"
+                          : list[j] == one_per_point     ? " one thread per point"
+                          : list[j] == default_mapping   ? " default"
+                          : queues && list[j] == *queues ? " register queues"
+                                                         : "";
+      if (const int blocks = capped(list[j], one_per_point); j > 0 && blocks > 0)
         label = fmt::format(" one thread per point, {}/SM", blocks);
-      if (const int blocks = list[j].kernels.empty() ? 0 : list[j].kernels.front().block.min_blocks;
-          j > 0 && blocks > 0 && queued(list[j]))
+      if (const int blocks = queues ? capped(list[j], *queues) : 0; j > 0 && blocks > 0)
         label = fmt::format(" register queues, {}/SM", blocks);
       line += fmt::format("{} {:.3f} ms{}", j ? "," : "", seconds[j] * 1e3, label);
       labels.push_back(label);

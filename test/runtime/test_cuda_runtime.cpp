@@ -406,6 +406,15 @@ TEST(NvrtcCompile, GeneratedKernelsCompile) {
   }
 }
 
+// BSSN's default mappings with the right-hand side's blocks per SM set (1/SM): a kernel whose
+// mapping asks for a cap of its own, which the register-estimate rules leave alone.
+std::vector<calc::Mapping> with_rhs_capped(const calc::Program& bssn) {
+  std::vector<calc::Mapping> capped;
+  for (const calc::Calculation& c : bssn.calculations) capped.push_back(calc::default_mapping(c));
+  capped[1].kernels[0].block.min_blocks = 1;
+  return capped;
+}
+
 // Which kernels start with the whole register file: those whose register estimate holds one
 // block per SM anyway (BSSN's right-hand side and constraints in one kernel each), not small
 // ones (the wave's, BSSN's ADM variables), nor a kernel whose mapping caps its registers.
@@ -417,9 +426,7 @@ TEST(NvrtcCompile, KernelsAtOneBlockPerSmStartWithTheWholeRegisterFile) {
       cuda::one_block_per_sm(bssn, {}, codegen::generate_cuda(bssn));
   EXPECT_EQ(chosen,
             (std::set<std::string>{"saguaro_1_bssn_rhs_k0", "saguaro_2_bssn_constraints_k0"}));
-  std::vector<calc::Mapping> capped;
-  for (const calc::Calculation& c : bssn.calculations) capped.push_back(calc::default_mapping(c));
-  capped[1].kernels[0].block.min_blocks = 1;
+  const std::vector<calc::Mapping> capped = with_rhs_capped(bssn);
   EXPECT_EQ(cuda::one_block_per_sm(bssn, capped, codegen::generate_cuda(bssn, capped)),
             (std::set<std::string>{"saguaro_2_bssn_constraints_k0"}));
 }
@@ -435,9 +442,7 @@ TEST(NvrtcCompile, KernelsPastTheRegisterFileWalkTheirTilesInGroups) {
   const std::set<std::string> chosen = cuda::grouped_tiles(bssn, {}, module);
   EXPECT_EQ(chosen,
             (std::set<std::string>{"saguaro_1_bssn_rhs_k0", "saguaro_2_bssn_constraints_k0"}));
-  std::vector<calc::Mapping> capped;
-  for (const calc::Calculation& c : bssn.calculations) capped.push_back(calc::default_mapping(c));
-  capped[1].kernels[0].block.min_blocks = 1;
+  const std::vector<calc::Mapping> capped = with_rhs_capped(bssn);
   EXPECT_EQ(cuda::grouped_tiles(bssn, capped, codegen::generate_cuda(bssn, capped)),
             (std::set<std::string>{"saguaro_2_bssn_constraints_k0"}));
   const codegen::CudaModule grouped = codegen::generate_cuda(bssn, {}, {{}, chosen});

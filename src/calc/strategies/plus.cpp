@@ -14,27 +14,27 @@ Strategy plus_strategy() {
   s.resource = ReuseResource::OnChip;
   s.applies = [](const std::vector<Offset>& offsets, int e, bool, std::string& why) {
     if (!has_reuse(offsets, why)) return false;
-    const std::size_t f = std::size_t(3 - e);
+    const int f = 3 - e;
     for (const Offset& o : offsets)
-      if (o[std::size_t(e)] == 0 && (o[0] != 0 || o[f] != 0)) return true;
-    why = std::string("no offset lies in the x-") + axis_name(int(f)) +
+      if (o[std::size_t(e)] == 0 && !on_e_line(o, f)) return true;
+    why = std::string("no offset lies in the x-") + axis_name(f) +
           " plane through the point, so the shared plane would hold nothing (use r)";
     return false;
   };
   s.plan = [](PlanBuilder& b, int g, const std::vector<Offset>& offsets) {
-    const std::size_t e = std::size_t(b.e()), f = std::size_t(b.f());
+    const std::size_t e = std::size_t(b.e());
     std::vector<Offset> line, plane;
     for (const Offset& o : offsets) {
-      if (o[0] == 0 && o[f] == 0) line.push_back(o);
+      if (on_e_line(o, b.f())) line.push_back(o);
       if (o[e] == 0) plane.push_back(o);
     }
     const int pipeline = b.add_pipeline(g, line, true);
     const int q = b.add_plane(g, plane, pipeline);
     std::vector<Load> loads;
     for (const Offset& o : offsets)
-      loads.push_back(o[0] == 0 && o[f] == 0 ? b.pipeline_slot(pipeline, o)
-                      : o[e] == 0            ? b.plane_element(q, o)
-                                             : b.global(o));
+      loads.push_back(on_e_line(o, b.f()) ? b.pipeline_slot(pipeline, o)
+                      : o[e] == 0         ? b.plane_element(q, o)
+                                          : b.global(o));
     return loads;
   };
   // Table IV: 1 + s_e registers and a plane of shared memory; L2 traffic for the offsets off

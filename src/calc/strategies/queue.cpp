@@ -8,12 +8,6 @@
 
 namespace saguaro::calc {
 
-namespace {
-bool on_line(const Offset& o, std::size_t f) {
-  return o[0] == 0 && o[f] == 0;
-}
-} // namespace
-
 Strategy queue_strategy() {
   Strategy s;
   s.letter = 'q';
@@ -23,9 +17,8 @@ Strategy queue_strategy() {
   s.path = TrafficPath::Global;
   s.resource = ReuseResource::OnChip;
   s.applies = [](const std::vector<Offset>& offsets, int e, bool, std::string& why) {
-    const std::size_t f = std::size_t(3 - e);
     int line = 0;
-    for (const Offset& o : offsets) line += on_line(o, f);
+    for (const Offset& o : offsets) line += on_e_line(o, 3 - e);
     if (line < 2) {
       why = std::string("fewer than two offsets on the ") + axis_name(e) +
             " line through the point: nothing to carry";
@@ -38,14 +31,13 @@ Strategy queue_strategy() {
     return true;
   };
   s.plan = [](PlanBuilder& b, int g, const std::vector<Offset>& offsets) {
-    const std::size_t f = std::size_t(b.f());
     std::vector<Offset> line;
     for (const Offset& o : offsets)
-      if (on_line(o, f)) line.push_back(o);
+      if (on_e_line(o, b.f())) line.push_back(o);
     const int pipeline = b.add_pipeline(g, line, false);
     std::vector<Load> loads;
     for (const Offset& o : offsets)
-      loads.push_back(on_line(o, f) ? b.pipeline_slot(pipeline, o) : b.global(o));
+      loads.push_back(on_e_line(o, b.f()) ? b.pipeline_slot(pipeline, o) : b.global(o));
     return loads;
   };
   // The global path's traffic for the stencil (the line's values are the point's own column,

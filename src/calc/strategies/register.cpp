@@ -15,7 +15,7 @@ Strategy register_strategy() {
     if (!has_reuse(offsets, why)) return false;
     const int f = 3 - e;
     for (const Offset& o : offsets)
-      if (o[0] != 0 || o[std::size_t(f)] != 0) {
+      if (!on_e_line(o, f)) {
         why = "offset (" + std::to_string(o[0]) + "," + std::to_string(o[1]) + "," +
               std::to_string(o[2]) + ") is off the iteration axis " + axis_name(e) +
               ": registers carry values along " + axis_name(e) + " only";
