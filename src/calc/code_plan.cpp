@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -119,6 +120,30 @@ CodePlan plan_one(const Calculation& calc, const KernelMapping& km, const Kernel
   }
   plan.parameters.assign(parameters.begin(), parameters.end());
 
+  // Sums by input: each phase evaluates what its terms need, in the body's order (a value that
+  // reads no grid function, such as a coordinate, is evaluated again in every phase using it).
+  if (km.block.sums_by_input) {
+    if (plan.barriers)
+      throw MappingError("kernel " + std::to_string(index) +
+                         ": sums by input carry only registers from input to input, not shared "
+                         "memory");
+    std::optional<SumsByInput> by_input = sums_by_input(calc, kp);
+    if (!by_input) throw std::logic_error("plan_code: sums by input were not checked");
+    plan.sums = by_input->values;
+    for (const InputGroup& group : by_input->groups) {
+      std::vector<NodeId> terms;
+      for (const PartialSum& p : group.sums)
+        for (const auto& term : p.terms) terms.push_back(term.first);
+      std::vector<NodeId> needed = dag.reachable(terms);
+      InputPhase phase{group.grid_function, {}, group.sums};
+      for (const Step& step : plan.steps)
+        if (step.kind == Step::Kind::Evaluate &&
+            std::binary_search(needed.begin(), needed.end(), step.node))
+          phase.steps.push_back(step);
+      plan.phases.push_back(std::move(phase));
+    }
+  }
+
   // Arguments.
   std::set<int> fields = written;
   for (const InputStencil& s : kp.inputs) fields.insert(s.grid_function);
@@ -186,6 +211,17 @@ std::string to_string(const Calculation& calc, const CodePlan& plan) {
   o << "  body: " << evaluated << " values, " << stores << " stores; " << plan.uniforms.size()
     << " uniform values; arguments: " << plan.fields.size() << " fields, "
     << plan.temporaries.size() << " temporaries, " << plan.parameters.size() << " parameters\n";
+  if (!plan.phases.empty()) {
+    o << "  sums by input: " << plan.sums.size() << (plan.sums.size() == 1 ? " sum" : " sums")
+      << " over " << plan.block.tee << " points, in phases";
+    for (const InputPhase& phase : plan.phases) {
+      std::size_t terms = 0;
+      for (const PartialSum& p : phase.sums) terms += p.terms.size();
+      o << " " << (phase.grid_function < 0 ? "(no input)" : gf(phase.grid_function)) << " ("
+        << terms << (terms == 1 ? " term" : " terms") << ", " << phase.steps.size() << " values)";
+    }
+    o << "\n";
+  }
   return o.str();
 }
 

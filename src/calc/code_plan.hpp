@@ -15,6 +15,7 @@
 
 #include "calc/calculation.hpp"
 #include "calc/mapping.hpp"
+#include "calc/sums_by_input.hpp"
 
 #include <array>
 #include <cstddef>
@@ -90,6 +91,15 @@ struct Step {
   Load load; // Evaluate of a Load node
 };
 
+// Sums by input (BlockConfig::sums_by_input, calc/sums_by_input.hpp): one phase per input, run
+// over all of a thread's points before the next; each point's partial sums of the phase are
+// added to its running sums.
+struct InputPhase {
+  int grid_function = -1;       // -1: the terms that read no grid function
+  std::vector<Step> steps;      // Evaluate steps of its terms, in the body's order
+  std::vector<PartialSum> sums; // per stored value, the terms this phase adds
+};
+
 struct FieldArgument {
   int grid_function = -1;
   bool written = false;
@@ -127,6 +137,10 @@ struct CodePlan {
                                 // grid function it writes (no load may see them)
   std::vector<NodeId> uniforms; // computed once per thread, increasing id
   std::vector<int> parameters;  // Program::parameters indices, increasing
+  // Sums by input: the stored values with their sums' start, and the phases (both empty
+  // otherwise). `steps` stays the body for a thread whose points the region's end cuts short.
+  std::vector<std::pair<NodeId, double>> sums;
+  std::vector<InputPhase> phases;
 
   // Arguments, in the calling convention's order (codegen/cuda.hpp).
   std::vector<FieldArgument> fields;          // increasing grid function

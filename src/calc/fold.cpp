@@ -117,6 +117,9 @@ Mapping fold_mapping(const FoldedForm& form, const Calculation& plain, const Map
       stores.insert(stores.end(), replacing.begin(), replacing.end());
     }
     k.stores = std::move(stores);
+    // A folded store, p_0 y + p_1 k, has a term (p_1 k) that reads every input of the right-hand
+    // side k: its points cannot be summed by input (calc/sums_by_input.hpp).
+    k.block.sums_by_input = false;
   }
   return out;
 }

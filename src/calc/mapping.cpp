@@ -1,6 +1,7 @@
 #include "calc/mapping.hpp"
 
 #include "calc/strategy.hpp"
+#include "calc/sums_by_input.hpp"
 
 #include <algorithm>
 #include <map>
@@ -214,6 +215,17 @@ KernelPlan plan_kernel(const Calculation& calc, const KernelMapping& km,
                          ") does not apply to " + calc.grid_functions[g].name + ": " + why);
   }
   plan.outputs.assign(outputs.begin(), outputs.end());
+  if (km.block.sums_by_input) {
+    const std::string rule = "its points cannot be summed by input (" + to_string(km.block) + "): ";
+    if (km.block.tee < 2) throw error(k, rule + "a thread has one point (t_ee = 1)");
+    if (!km.temporaries.empty()) throw error(k, rule + "it stores temporaries");
+    for (const auto& [g, b] : km.buffering)
+      if (strategy(b).shared_memory)
+        throw error(k, rule + "strategy " + letter(b) + " for " + calc.grid_functions[g].name +
+                           " is in shared memory; only registers and global loads (u, c, r, q) "
+                           "are carried from input to input");
+    if (std::string why; !sums_by_input(calc, plan, &why)) throw error(k, rule + why);
+  }
   return plan;
 }
 
@@ -334,7 +346,10 @@ namespace {
 
 Mapping assign(const Calculation& calc, const BlockConfig& block, bool mixed, Buffering every) {
   Mapping m = default_mapping(calc);
-  for (KernelMapping& k : m.kernels) k.block = block;
+  for (KernelMapping& k : m.kernels) {
+    k.block = block;
+    k.block.sums_by_input = false; // set below where it applies
+  }
   const std::vector<KernelPlan> plans = plan_kernels(calc, m);
   for (std::size_t k = 0; k < m.kernels.size(); ++k) {
     std::size_t turn = 0;
@@ -345,6 +360,15 @@ Mapping assign(const Calculation& calc, const BlockConfig& block, bool mixed, Bu
       if (want != Buffering::Unbuffered &&
           buffering_applies(want, in.offsets, block.iteration_axis, written))
         m.kernels[k].buffering[in.grid_function] = want;
+    }
+    if (block.sums_by_input) { // where the kernel's sums and strategies admit it
+      KernelMapping summed = m.kernels[k];
+      summed.block.sums_by_input = true;
+      try {
+        plan_kernel(calc, summed, {}, int(k));
+        m.kernels[k] = summed;
+      } catch (const MappingError&) {
+      }
     }
   }
   return m;
@@ -376,15 +400,27 @@ BlockConfig parse_block_config(const std::string& text) {
     throw MappingError("block configuration '" + text +
                        "': expected three positive sizes t_x x t_f x t_ee with t_x * t_f <= 1024, "
                        "e.g. \"z 32x8x8\"");
-  if (std::string per_sm; in >> per_sm) {
-    std::istringstream m(per_sm);
+  // Then optionally "N/SM", then optionally "by-input", nothing after.
+  std::vector<std::string> words;
+  for (std::string w; in >> w && words.size() < 3;) words.push_back(w);
+  std::size_t w = 0;
+  if (w < words.size() && words[w] != "by-input") {
+    std::istringstream m(words[w++]);
     std::string unit;
-    if (!(m >> b.min_blocks) || !std::getline(m, unit) || unit != "/SM" || (in >> rest) ||
-        b.min_blocks < 1 || b.min_blocks > kMaxMinBlocks)
+    if (!(m >> b.min_blocks) || !std::getline(m, unit) || unit != "/SM" || b.min_blocks < 1 ||
+        b.min_blocks > kMaxMinBlocks)
       throw MappingError("block configuration '" + text +
-                         "': after the sizes, expected only the blocks an SM must hold, 1 to " +
-                         std::to_string(kMaxMinBlocks) + ", e.g. \"z 32x8x1 8/SM\"");
+                         "': after the sizes, expected the blocks an SM must hold, 1 to " +
+                         std::to_string(kMaxMinBlocks) + " (e.g. \"z 32x8x1 8/SM\"), or by-input");
   }
+  if (w < words.size() && words[w] == "by-input") {
+    b.sums_by_input = true;
+    ++w;
+  }
+  if (w < words.size())
+    throw MappingError("block configuration '" + text + "': unexpected '" + words[w] +
+                       "'; after the sizes only the blocks an SM must hold (\"8/SM\") and then "
+                       "by-input may follow");
   b.iteration_axis = axis == "y" ? 1 : 2;
   return b;
 }
@@ -392,7 +428,8 @@ BlockConfig parse_block_config(const std::string& text) {
 std::string to_string(const BlockConfig& block) {
   return std::string(axis_name(block.iteration_axis)) + " " + std::to_string(block.tx) + "x" +
          std::to_string(block.tf) + "x" + std::to_string(block.tee) +
-         (block.min_blocks > 0 ? " " + std::to_string(block.min_blocks) + "/SM" : "");
+         (block.min_blocks > 0 ? " " + std::to_string(block.min_blocks) + "/SM" : "") +
+         (block.sums_by_input ? " by-input" : "");
 }
 
 Mapping strategy_mapping(const Calculation& calc, const std::string& strategy,

@@ -55,6 +55,10 @@ struct BlockConfig {
   // form): ptxas then keeps the kernel within registers per SM / (threads x min_blocks)
   // registers, trading loads in flight per thread for threads in flight. 0: ptxas chooses.
   int min_blocks = 0;
+  // The order a thread computes its t_ee points in: point after point (false), or all of them
+  // together, one input at a time, each point's sum of that input's terms added to its running
+  // sum ("by-input" in the short form; calc/sums_by_input.hpp says when it applies and why).
+  bool sums_by_input = false;
   int f_axis() const { return 3 - iteration_axis; }
   int threads() const { return tx * tf; }
   // More than the 1024 threads a CUDA block may have; asked of sizes not yet checked (from a
@@ -158,17 +162,19 @@ Mapping default_mapping(const Calculation& calc);
 Mapping one_thread_per_point(const Calculation& calc);
 
 // The default mapping with every kernel's block configuration set to `block` and every input
-// given strategy `b` where it applies (unbuffered elsewhere). mixed_mapping gives the inputs
+// given strategy `b` where it applies (unbuffered elsewhere); a block asking for sums by input
+// gets them in the kernels they apply to (calc/sums_by_input.hpp). mixed_mapping gives the inputs
 // of each kernel every strategy of the list (u, r, b, p, c, q) in turn instead (each falling back
 // to u where it does not apply): one mapping that exercises every strategy at once.
 Mapping buffered_mapping(const Calculation& calc, Buffering b, const BlockConfig& block);
 Mapping mixed_mapping(const Calculation& calc, const BlockConfig& block);
 
 // "z 32x8x8": the iteration axis (y or z), then t_x x t_f x t_ee, then optionally the blocks an
-// SM must hold ("z 32x8x1 8/SM": BlockConfig::min_blocks). Throws MappingError.
+// SM must hold ("z 32x8x1 8/SM": BlockConfig::min_blocks) and the order of a thread's points
+// ("z 32x8x8 4/SM by-input": BlockConfig::sums_by_input). Throws MappingError.
 BlockConfig parse_block_config(const std::string& text);
 
-// "z 32x8x8", "z 32x8x1 8/SM" (the inverse of parse_block_config).
+// "z 32x8x8", "z 32x8x1 8/SM", "z 32x8x8 by-input" (the inverse of parse_block_config).
 std::string to_string(const BlockConfig& block);
 
 // A mapping from a strategy word: a strategy's letter, "u" "r" "b" "p" "c" (buffered_mapping),

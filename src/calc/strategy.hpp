@@ -103,6 +103,7 @@ struct Strategy {
   const char* summary = ""; // one line: the CLI's help and param.ccl's keyword description
   TrafficPath path = TrafficPath::Direct;
   ReuseResource resource = ReuseResource::OnChip;
+  bool shared_memory = false; // its buffers are in shared memory (a kernel's barriers wait on it)
   // Whether it applies to a grid function read at `offsets` by a kernel iterating along e
   // (which also writes it when `written`); when not, `why` says why.
   bool (*applies)(const std::vector<Offset>& offsets, int e, bool written,

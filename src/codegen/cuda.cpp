@@ -19,6 +19,7 @@
 #include "calc/code_plan.hpp"
 
 #include "codegen/cpp.hpp"
+#include "codegen/cuda_printer.hpp"
 #include "codegen/expression.hpp"
 
 #include <algorithm>
@@ -31,6 +32,10 @@
 #define SAGUARO_STR(x) SAGUARO_STR_(x)
 
 namespace saguaro::codegen {
+
+using cuda_detail::kAxis;
+using cuda_detail::KernelPrinter;
+using cuda_detail::name_part;
 
 using calc::Buffering;
 using calc::Function;
@@ -46,8 +51,6 @@ namespace {
 constexpr std::size_t kStraightLineLoads = 32;
 // The same for a kernel whose registers are capped by blocks per SM (BlockConfig::min_blocks).
 constexpr std::size_t kStraightLineLoadsCapped = 64;
-
-const char* kAxis[3] = {"x", "y", "z"};
 
 const char* cuda_function(Function fn) {
   switch (fn) {
@@ -100,10 +103,6 @@ const char* kCudaHelpers[][2] = {
                      "  return r;\n}\n"},
 };
 
-std::string name_part(int d) {
-  return (d < 0 ? "m" : "") + std::to_string(std::abs(d));
-}
-
 // "o_x1_ym2" for the point offset (1,-2,0).
 std::string offset_name(const Offset& o) {
   std::string s = "o";
@@ -121,33 +120,9 @@ std::string sanitize(const std::string& name) {
   return out;
 }
 
-// Prints one kernel plan. It decides nothing: geometry, buffers, loads, order and arguments
-// come from the plan (calc/code_plan.hpp); it knows buffer kinds, not strategies.
-class KernelPrinter : public CudaExpressionEmitter {
-public:
-  KernelPrinter(const calc::Calculation& calc, const calc::CodePlan& plan,
-                const std::optional<calc::ArrayLayout>& layout)
-      : CudaExpressionEmitter(calc.dag), calc_(calc), plan_(plan), layout_(layout), e_(plan.e),
-        f_(plan.f) {}
+} // namespace
 
-  // The kernel's text. `whole_register_file`: __launch_bounds__(threads, 1), so ptxas may use
-  // 255 registers; `grouped_tiles`: blocks walk (f, e) tiles in groups (KernelForms).
-  std::string print(const std::string& name, bool whole_register_file, bool grouped_tiles);
-
-private:
-  std::string reg(int g, int d) const { return "r" + std::to_string(g) + "_" + name_part(d); }
-  std::string load_text(const calc::Load& l, int g) const;
-  std::string body();
-  void print_prologue(std::ostringstream& o, const std::string& uniforms, bool grouped_tiles) const;
-  void print_buffers(std::ostringstream& o) const;
-  void print_loop(std::ostringstream& o, const std::string& inner) const;
-  std::string gf_name(int g) const { return calc_.grid_functions[std::size_t(g)].name; }
-
-  const calc::Calculation& calc_;
-  const calc::CodePlan& plan_;
-  const std::optional<calc::ArrayLayout> layout_;
-  const int e_, f_;
-};
+namespace cuda_detail {
 
 std::string KernelPrinter::load_text(const calc::Load& l, int g) const {
   const std::string f = "f" + std::to_string(g);
@@ -160,6 +135,7 @@ std::string KernelPrinter::load_text(const calc::Load& l, int g) const {
   case calc::BufferKind::Global: return f + "[idx" + off + "]";
   case calc::BufferKind::ReadOnly: return "__ldg(" + f + " + idx" + off + ")";
   case calc::BufferKind::Register:
+    if (pipelines_from_memory_) return f + "[idx + " + std::to_string(l.element) + " * s_e]";
     return reg(plan_.pipelines[std::size_t(l.buffer)].grid_function, int(l.element));
   case calc::BufferKind::SharedTile: {
     const std::string G = std::to_string(plan_.tiles[std::size_t(l.buffer)].grid_function);
@@ -173,35 +149,63 @@ std::string KernelPrinter::load_text(const calc::Load& l, int g) const {
   return "?";
 }
 
-// The loop body: the plan's steps in order.
-std::string KernelPrinter::body() {
+// `steps` in order: the loop body (the plan's steps), or a phase of sums by input.
+std::string KernelPrinter::steps_text(const std::vector<calc::Step>& steps,
+                                      const std::string& indent) {
   std::ostringstream o;
-  for (const calc::Step& s : plan_.steps) {
+  for (const calc::Step& s : steps) {
     const Node& n = dag_.node(s.node);
     switch (s.kind) {
     case calc::Step::Kind::LoadTemporary:
-      o << "    const double n" << s.node << " = t" << s.target << "[idx];\n";
+      o << indent << "const double n" << s.node << " = t" << s.target << "[idx];\n";
       break;
     case calc::Step::Kind::StoreField:
-      o << "    f" << s.target << "[idx] = " << ref(s.node) << ";\n";
+      o << indent << "f" << s.target << "[idx] = " << ref(s.node) << ";\n";
       break;
     case calc::Step::Kind::StoreTemporary:
-      o << "    t" << s.target << "[idx] = " << ref(s.node) << ";\n";
+      o << indent << "t" << s.target << "[idx] = " << ref(s.node) << ";\n";
       break;
     case calc::Step::Kind::Evaluate:
       if (n.op == Op::Load) {
-        o << "    const double n" << s.node << " = " << load_text(s.load, n.index) << ";\n";
+        o << indent << "const double n" << s.node << " = " << load_text(s.load, n.index) << ";\n";
       } else if (n.op == Op::Coordinate) {
         const int a = n.index;
         std::string text = kAxis[a];
         if (int off = n.offset[a]; off != 0)
           text += " + " + hoist(std::to_string(off) + ".0 * g.spacing[" + std::to_string(a) + "]");
-        o << "    const double n" << s.node << " = " << text << ";\n";
+        o << indent << "const double n" << s.node << " = " << text << ";\n";
       } else {
-        o << "    const double n" << s.node << " = " << varying_expr(s.node) << ";\n";
+        o << indent << "const double n" << s.node << " = " << varying_expr(s.node) << ";\n";
       }
       break;
     }
+  }
+  return o.str();
+}
+
+// The coordinate along e of the point E i (a line of the loop over a thread's points).
+std::string KernelPrinter::coordinate_e() const {
+  if (!plan_.coordinates[std::size_t(e_)]) return "";
+  const char* E = kAxis[e_];
+  return std::string("const double ") + E + " = g.origin[" + std::to_string(e_) + "] + double(" +
+         E + "i + g.index_offset[" + std::to_string(e_) + "]) * g.spacing[" + std::to_string(e_) +
+         "];\n";
+}
+
+// A register pipeline's declaration and its slots lo .. hi - 1 of the thread's first point.
+std::string KernelPrinter::pipeline_preload(const calc::RegisterPipeline& p,
+                                            const std::string& indent) const {
+  const int g = p.grid_function;
+  std::ostringstream o;
+  o << indent << "// " << gf_name(g) << ": registers along " << kAxis[e_] << " for offsets " << p.lo
+    << " .. " << p.hi << ".\n";
+  o << indent << "double";
+  for (int d = p.lo; d <= p.hi; ++d) o << (d == p.lo ? " " : ", ") << reg(g, d);
+  o << ";\n";
+  for (int d = p.lo; d < p.hi; ++d) {
+    const std::string load = "f" + std::to_string(g) + "[idx0 + " + std::to_string(d) + " * s_e]";
+    o << indent << reg(g, d) << " = " << (plan_.barriers ? "inside ? " + load + " : 0.0" : load)
+      << ";\n";
   }
   return o.str();
 }
@@ -215,7 +219,10 @@ std::string KernelPrinter::print(const std::string& name, bool whole_register_fi
   const calc::Stage& stage = calc_.stages[std::size_t(plan_.stage)];
 
   // The body first: it creates the hoisted factors, which the uniform values come before.
-  const std::string inner = body();
+  std::ostringstream by_input;
+  if (!plan_.phases.empty()) print_sums_by_input(by_input);
+  pipelines_from_memory_ = !plan_.phases.empty();
+  const std::string inner = steps_text(plan_.steps, "    ");
   std::ostringstream uniforms;
   for (NodeId id : plan_.uniforms)
     uniforms << "  const double u" << id << " = " << uniform_expr(id) << ";\n";
@@ -259,6 +266,7 @@ std::string KernelPrinter::print(const std::string& name, bool whole_register_fi
 
   o << "  SAGUARO_AFTER_PREVIOUS_KERNEL();\n";
   print_prologue(o, uniforms.str(), grouped_tiles);
+  o << by_input.str();
   print_buffers(o);
   print_loop(o, inner);
   return o.str();
@@ -370,21 +378,9 @@ void KernelPrinter::print_buffers(std::ostringstream& o) const {
   const char* E = kAxis[e_];
   const char* F = kAxis[f_];
   const bool barriers = plan_.barriers;
-  auto guarded = [barriers](const std::string& load) {
-    return barriers ? "inside ? " + load + " : 0.0" : load;
-  };
   // Register pipelines: preload [lo, hi - 1] of the first point.
-  for (const calc::RegisterPipeline& p : plan_.pipelines) {
-    const int g = p.grid_function;
-    o << "  // " << gf_name(g) << ": registers along " << E << " for offsets " << p.lo << " .. "
-      << p.hi << ".\n";
-    o << "  double";
-    for (int d = p.lo; d <= p.hi; ++d) o << (d == p.lo ? " " : ", ") << reg(g, d);
-    o << ";\n";
-    for (int d = p.lo; d < p.hi; ++d)
-      o << "  " << reg(g, d) << " = "
-        << guarded("f" + std::to_string(g) + "[idx0 + " + std::to_string(d) + " * s_e]") << ";\n";
-  }
+  if (!pipelines_from_memory_)
+    for (const calc::RegisterPipeline& p : plan_.pipelines) o << pipeline_preload(p, "  ");
   if (barriers) o << "  extern __shared__ double saguaro_smem[];\n";
   // Shared tiles: the block's points grown by the stencil, loaded once.
   for (const calc::SharedBuffer& t : plan_.tiles) {
@@ -481,10 +477,10 @@ void KernelPrinter::print_loop(std::ostringstream& o, const std::string& body_te
     o << "  for (int " << E << "i = " << E << "_begin; " << E << "i < " << E << "_stop; ++" << E
       << "i) {\n";
   o << "    const long long idx = idx0 + (long long)(" << E << "i - " << E << "_begin) * s_e;\n";
-  if (plan_.coordinates[std::size_t(e_)])
-    o << "    const double " << E << " = g.origin[" << e_ << "] + double(" << E
-      << "i + g.index_offset[" << e_ << "]) * g.spacing[" << e_ << "];\n";
-  for (const calc::RegisterPipeline& p : plan_.pipelines)
+  if (const std::string z = coordinate_e(); !z.empty()) o << "    " << z;
+  const std::vector<calc::RegisterPipeline> none;
+  const auto& pipelines = pipelines_from_memory_ ? none : plan_.pipelines;
+  for (const calc::RegisterPipeline& p : pipelines)
     o << "    " << reg(p.grid_function, p.hi) << " = "
       << guarded("f" + std::to_string(p.grid_function) + "[idx + " + std::to_string(p.hi) +
                  " * s_e]")
@@ -521,7 +517,7 @@ void KernelPrinter::print_loop(std::ostringstream& o, const std::string& body_te
   }
   o << inner;
   if (plane_barriers) o << "    }\n";
-  for (const calc::RegisterPipeline& p : plan_.pipelines)
+  for (const calc::RegisterPipeline& p : pipelines)
     for (int d = p.lo; d < p.hi; ++d)
       o << "    " << reg(p.grid_function, d) << " = " << reg(p.grid_function, d + 1) << ";\n";
   for (const calc::SharedBuffer& t : plan_.tiles)
@@ -529,7 +525,7 @@ void KernelPrinter::print_loop(std::ostringstream& o, const std::string& body_te
   o << "  }\n}\n";
 }
 
-} // namespace
+} // namespace cuda_detail
 
 std::string CudaExpressionEmitter::function_name(Function fn) const {
   return cuda_function(fn);

@@ -147,10 +147,24 @@ std::string ExpressionEmitter::product_text(const std::string& factor,
   return text;
 }
 
-// value + sum w_k kid_k, left to right as the interpreter adds. A long sum inside the loop
-// (`split`) is added as kSumChains contiguous partial sums, combined pairwise: one chain of
-// dependent additions would make its latency, not the issue rate, the bound.
+// value + sum w_k kid_k, left to right as the interpreter adds.
 std::string ExpressionEmitter::sum(const Node& n, bool split) const {
+  std::vector<std::pair<NodeId, double>> terms;
+  for (std::size_t k = 0; k < n.kids.size(); ++k) terms.emplace_back(n.kids[k], n.weights[k]);
+  return sum_text(n.value, terms, split);
+}
+
+std::string
+ExpressionEmitter::weighted_sum(const std::vector<std::pair<NodeId, double>>& terms) const {
+  return sum_text(0.0, terms, true);
+}
+
+// value + sum w_k term_k, left to right. A long sum inside the loop (`split`) is added as
+// kSumChains contiguous partial sums, combined pairwise: one chain of dependent additions would
+// make its latency, not the issue rate, the bound.
+std::string ExpressionEmitter::sum_text(double value,
+                                        const std::vector<std::pair<NodeId, double>>& kids,
+                                        bool split) const {
   constexpr std::size_t kSplitTerms = 12, kSumChains = 4;
   struct Term {
     bool constant;
@@ -158,9 +172,8 @@ std::string ExpressionEmitter::sum(const Node& n, bool split) const {
     std::string r;
   };
   std::vector<Term> terms;
-  if (n.value != 0.0) terms.push_back({true, 1.0, cpp_literal(n.value)});
-  for (std::size_t k = 0; k < n.kids.size(); ++k)
-    terms.push_back({false, n.weights[k], ref(n.kids[k])});
+  if (value != 0.0) terms.push_back({true, 1.0, cpp_literal(value)});
+  for (const auto& [id, w] : kids) terms.push_back({false, w, ref(id)});
   if (terms.empty()) return "0.0";
   auto chain = [&terms](std::size_t begin, std::size_t end) {
     std::string s;

@@ -38,6 +38,10 @@ public:
   // The expression of a varying arithmetic node (Add, Mul, Pow, Call) inside the loops.
   std::string varying_expr(calc::NodeId id);
 
+  // sum w_k term_k (terms' refs), as a sum node's terms are written: calc/sums_by_input's
+  // partial sums.
+  std::string weighted_sum(const std::vector<std::pair<calc::NodeId, double>>& terms) const;
+
   // Hoisted values (h0, h1, ...) with their expressions, in creation order; they depend on
   // uniform values only.
   const std::vector<std::pair<std::string, std::string>>& hoisted() const { return hoisted_order_; }
@@ -62,6 +66,8 @@ private:
   std::string product_text(const std::string& factor,
                            const std::vector<std::pair<calc::NodeId, long>>& factors);
   std::string sum(const calc::Node& n, bool split) const;
+  std::string sum_text(double value, const std::vector<std::pair<calc::NodeId, double>>& terms,
+                       bool split) const;
   std::string call(const calc::Node& n);
   std::string pow_node(const calc::Node& n);
   std::string helper(const std::string& name);

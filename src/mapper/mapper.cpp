@@ -264,6 +264,16 @@ MapResult map_calculation(const calc::Calculation& calc, const model::Device& de
                             queues.kernels.front().block.min_blocks)
               : "register queues along z";
     }
+    // The same with a thread's points summed by input (queues.hpp).
+    for (const calc::Mapping& summed : sums_by_input_candidates(calc, device)) {
+      if (summed == result.best.mapping) continue;
+      result.register_fits.push_back(price_mapping(calc, summed, device, options));
+      const calc::BlockConfig& b = summed.kernels.front().block;
+      result.register_fits.back().origin =
+          b.min_blocks > 0
+              ? fmt::format("sums by input, {} points, {} blocks/SM", b.tee, b.min_blocks)
+              : fmt::format("sums by input, {} points", b.tee);
+    }
     result.stats = search.stats;
   }
   if (options.trace) add_traces(result.best, device, options);

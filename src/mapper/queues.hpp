@@ -1,4 +1,5 @@
-// Register queues for the empirical finish: the default mapping (one kernel per stage, z
+// Register queues for the empirical finish, and the same kernels with their points summed by
+// input: the default mapping (one kernel per stage, z
 // 32x8x8) with every input whose stencil has offsets on the z line through the point and off
 // it carried along z in registers (strategy q), the rest loaded as before.
 //
@@ -33,5 +34,16 @@ std::optional<calc::Mapping> register_queue_mapping(const calc::Calculation& cal
 // side, only spills more with queues).
 std::vector<calc::Mapping> register_queue_candidates(const calc::Calculation& calc,
                                                      const model::Device& device);
+
+// The register-queue mapping (or the default one, where q applies to no input) with every
+// kernel's points summed by input (calc/sums_by_input.hpp), where that applies to every kernel
+// and each gathers at least kSumsByInputMinInputs inputs: at t_ee = 8 (fewer where a kernel
+// stores several sums, so that at most 16 running sums are held), once with ptxas's choice of
+// registers and once capped at one block per SM more than the expected registers allow. The
+// micro-benchmark B3 written so by hand took 545-551 us at 4 blocks per SM against 679 us for
+// one thread per point (H200, 2026-11-29).
+inline constexpr int kSumsByInputMinInputs = 3;
+std::vector<calc::Mapping> sums_by_input_candidates(const calc::Calculation& calc,
+                                                    const model::Device& device);
 
 } // namespace saguaro::mapper

@@ -162,7 +162,7 @@ INSTANTIATE_TEST_SUITE_P(
 // A boundary shell launched once per kernel over all its boxes (codegen::launch_grid over boxes,
 // as the CUDA backend's run_boxes) computes what the interpreter computes box by box and
 // touches nothing else: the z faces (2 boxes, as on ranks cut along z) and every face (6), with
-// blocks streaming along z and along y, partial blocks on every axis.
+// blocks streaming along z and along y, partial blocks on every axis, and points summed by input.
 TEST(CudaCodegen, OneLaunchOverAShellsBoxesMatchesTheInterpreter) {
   const std::array<std::array<bool, 2>, 3> z_faces{{{false, false}, {false, false}, {true, true}}};
   const std::array<std::array<bool, 2>, 3> all_faces{{{true, true}, {true, true}, {true, true}}};
@@ -170,7 +170,8 @@ TEST(CudaCodegen, OneLaunchOverAShellsBoxesMatchesTheInterpreter) {
   for (const char* file : {"par/wave.edl", "par/maxwell.edl", "par/microbench.edl"}) {
     const calc::Program program = load(file);
     auto reference = runtime::make_backend("interpreter", {})->compile(program);
-    for (const calc::BlockConfig& block : {kBlocks[0], kBlocks[1]})
+    const calc::BlockConfig by_input{2, 8, 4, 3, 0, true}; // summed where it applies
+    for (const calc::BlockConfig& block : {kBlocks[0], kBlocks[1], by_input})
       for (bool mixed : {false, true}) {
         std::vector<calc::Mapping> mappings;
         for (const calc::Calculation& c : program.calculations)
@@ -598,6 +599,41 @@ TEST(CudaCodegen, GroupedTilesMatchTheInterpreter) {
     }
     EXPECT_GT(grouped, 0) << "no launch of " << ex.file << " took more than one group";
   }
+}
+
+// A thread's points summed by input (calc/sums_by_input.hpp) compute what the interpreter
+// computes, for every calculation the rule admits, with register queues and without: threads
+// with all their points take the phases, threads the region's end cuts short the loop (patches
+// whose e extent the points per thread divide, and ones they do not).
+TEST(CudaCodegen, SumsByInputMatchTheInterpreter) {
+  int summed = 0;
+  for (const char* file : {"par/microbench.edl", "par/maxwell.edl", "par/wave.edl"}) {
+    const calc::Program program = load(file);
+    auto reference = runtime::make_backend("interpreter", {})->compile(program);
+    for (const calc::BlockConfig block :
+         {calc::BlockConfig{2, 8, 4, 3, 0, true}, calc::BlockConfig{1, 16, 2, 4, 0, true}})
+      for (calc::Buffering b : {calc::Buffering::Queue, calc::Buffering::Unbuffered}) {
+        std::vector<calc::Mapping> mappings;
+        for (const calc::Calculation& c : program.calculations) {
+          mappings.push_back(mapping_with(c, b, block)); // summed where the rule admits it
+          summed += mappings.back().kernels.front().block.sums_by_input;
+        }
+        const codegen::CudaModule module = codegen::generate_cuda(program, mappings);
+        EXPECT_NE(module.source.find("one input at a time (sums by input)"), std::string::npos);
+        CudaEmulator emu(module, SuiteCache::dir() + "/emulator");
+        for (std::size_t c = 0; c < program.calculations.size(); ++c) {
+          const calc::Calculation& calc = program.calculations[c];
+          for (const std::array<int, 3> interior :
+               {std::array<int, 3>{12, 10, 9}, std::array<int, 3>{12, 12, 10}}) {
+            SCOPED_TRACE(std::string(file) + " " + calc::to_string(calc, mappings[c]));
+            Patch initial = make_patch(calc, runtime::required_margin(calc), interior);
+            initial.args.parameters = parameter_values(program, true);
+            expect_emulated_matches(emu, module, int(c), calc, *reference[c], initial);
+          }
+        }
+      }
+  }
+  EXPECT_GE(summed, 12);
 }
 
 // Blocks per SM (calc::BlockConfig::min_blocks) reach ptxas as __launch_bounds__'s minimum: at

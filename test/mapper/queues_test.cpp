@@ -1,6 +1,8 @@
-// Register queues for the empirical finish (mapper/queues.hpp) and strategy q's plan.
+// Register queues for the empirical finish (mapper/queues.hpp) and strategy q's plan; sums by
+// input (calc/sums_by_input.hpp): the rule, the short form and the finish's candidates.
 #include "mapper/queues.hpp"
 #include "calc/code_plan.hpp"
+#include "calc/sums_by_input.hpp"
 #include "mapper/mapper.hpp"
 #include "mapper/run_plan.hpp"
 #include "mapper_support.hpp"
@@ -89,6 +91,119 @@ TEST(RegisterQueues, OfferedTwiceForSmallStencilsAndTimedByTheFinish) {
   EXPECT_TRUE(register_queue_candidates(test::calc_named(wave, "wave_init"), h200).empty());
   const calc::Program bssn = test::lower_file("par/bssn/bssn.edl", 4);
   EXPECT_TRUE(register_queue_candidates(test::calc_named(bssn, "bssn_rhs"), h200).empty());
+}
+
+// The micro-benchmark's one sum splits into 11 groups: B's term, then A0 .. A9's nine terms
+// each; Maxwell's right-hand sides into one group per field; BSSN's right-hand side not at all
+// (products of two inputs).
+TEST(SumsByInput, TheRuleGroupsEachValuesTermsByInput) {
+  const calc::Program mb = test::lower_file("par/microbench.edl", 4);
+  const calc::Calculation& b3 = test::calc_named(mb, "microbench");
+  const std::vector<calc::KernelPlan> plans = calc::plan_kernels(b3, calc::default_mapping(b3));
+  const std::optional<calc::SumsByInput> sums = calc::sums_by_input(b3, plans[0]);
+  ASSERT_TRUE(sums);
+  ASSERT_EQ(sums->values.size(), 1u);
+  ASSERT_EQ(sums->groups.size(), 11u);
+  EXPECT_EQ(b3.grid_functions[std::size_t(sums->groups[0].grid_function)].name, "B");
+  for (std::size_t g = 1; g < 11; ++g) {
+    ASSERT_EQ(sums->groups[g].sums.size(), 1u);
+    EXPECT_EQ(sums->groups[g].sums[0].terms.size(), 9u);
+    for (const auto& [node, weight] : sums->groups[g].sums[0].terms) {
+      EXPECT_EQ(b3.dag.node(node).op, calc::Op::Load);
+      EXPECT_EQ(b3.dag.node(node).index, sums->groups[g].grid_function);
+    }
+  }
+  // The kernel plan carries one phase per group, each evaluating its own loads only.
+  calc::Mapping summed = calc::buffered_mapping(b3, calc::Buffering::Queue,
+                                                calc::parse_block_config("z 32x8x8 4/SM by-input"));
+  ASSERT_TRUE(summed.kernels[0].block.sums_by_input);
+  const calc::CodePlan plan = calc::plan_code(b3, summed).kernels[0];
+  ASSERT_EQ(plan.phases.size(), 11u);
+  EXPECT_EQ(plan.phases[1].steps.size(), 9u);
+  EXPECT_THAT(calc::to_string(b3, plan), HasSubstr("sums by input: 1 sum over 8 points"));
+
+  const calc::Program bssn = test::lower_file("par/bssn/bssn.edl", 4);
+  const calc::Calculation& rhs = test::calc_named(bssn, "bssn_rhs");
+  std::string why;
+  EXPECT_FALSE(
+      calc::sums_by_input(rhs, calc::plan_kernels(rhs, calc::default_mapping(rhs))[0], &why));
+  EXPECT_THAT(why, HasSubstr("reads more than one grid function"));
+  // Asked of every calculation, it goes where it applies: BSSN's stays point by point.
+  const calc::Mapping asked = calc::buffered_mapping(rhs, calc::Buffering::Unbuffered,
+                                                     calc::parse_block_config("z 32x8x8 by-input"));
+  EXPECT_FALSE(asked.kernels[0].block.sums_by_input);
+}
+
+// The short form round-trips; a mapping the rule does not admit is refused with the reason.
+TEST(SumsByInput, ShortFormAndRefusals) {
+  for (const char* text : {"z 32x8x8 by-input", "y 16x4x3 4/SM by-input", "z 32x8x1 8/SM"})
+    EXPECT_EQ(calc::to_string(calc::parse_block_config(text)), text);
+  EXPECT_TRUE(calc::parse_block_config("z 32x8x8 by-input").sums_by_input);
+  EXPECT_FALSE(calc::parse_block_config("z 32x8x8 4/SM").sums_by_input);
+  for (const char* bad : {"z 32x8x8 by-input 4/SM", "z 32x8x8 byinput", "z 32x8x8 4/SM by-input x"})
+    EXPECT_THROW(calc::parse_block_config(bad), calc::MappingError) << bad;
+
+  const calc::Program mb = test::lower_file("par/microbench.edl", 4);
+  const calc::Calculation& b3 = test::calc_named(mb, "microbench");
+  auto refusal = [&b3](calc::Mapping m) {
+    try {
+      calc::plan_kernels(b3, m);
+    } catch (const calc::MappingError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  calc::Mapping one_point = calc::default_mapping(b3);
+  one_point.kernels[0].block = calc::parse_block_config("z 32x8x1 by-input");
+  EXPECT_THAT(refusal(one_point), HasSubstr("a thread has one point"));
+  calc::Mapping shared = calc::buffered_mapping(b3, calc::Buffering::Shared, calc::BlockConfig{});
+  shared.kernels[0].block.sums_by_input = true;
+  EXPECT_THAT(refusal(shared), HasSubstr("is in shared memory"));
+}
+
+// Offered to the finish where the sums apply and gather three inputs or more: the micro-benchmark
+// at 8 points with ptxas's registers and capped at 4 blocks per SM (the estimate, 72 registers,
+// allows 3); Maxwell's right-hand side at 2 points (six sums, at most 16 held); not the wave
+// equation's (two inputs) nor BSSN's.
+TEST(SumsByInput, OfferedToTheFinishWhereTheyApply) {
+  const model::Device h200 = test::device("h200");
+  const calc::Program mb = test::lower_file("par/microbench.edl", 4);
+  const calc::Calculation& b3 = test::calc_named(mb, "microbench");
+  const std::vector<calc::Mapping> offered = sums_by_input_candidates(b3, h200);
+  ASSERT_EQ(offered.size(), 2u);
+  const calc::Mapping expected = calc::buffered_mapping(
+      b3, calc::Buffering::Queue, calc::parse_block_config("z 32x8x8 by-input"));
+  EXPECT_EQ(offered[0], expected);
+  EXPECT_EQ(calc::to_string(offered[1].kernels[0].block), "z 32x8x8 4/SM by-input");
+  const MapResult r = map_calculation(b3, h200);
+  const std::vector<calc::Mapping> timed = finish_candidates(b3, r, calc::default_mapping(b3), 4);
+  EXPECT_EQ(std::count(timed.begin(), timed.end(), offered[1]), 1);
+
+  RunPlan plan;
+  for (const calc::Calculation& c : mb.calculations)
+    plan.calculations.push_back({c.name, calc::default_mapping(c)});
+  CalculationPlan& p = plan.calculations[0];
+  ASSERT_EQ(p.name, "microbench");
+  p.candidates = {p.mapping, offered[0], offered[1]};
+  const std::vector<std::string> lines = verify_candidates(
+      mb,
+      [](std::size_t, const std::vector<calc::Mapping>&) {
+        return std::vector<double>{3e-3, 2e-3, 1e-3};
+      },
+      plan);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_THAT(lines[0], HasSubstr("2.000 ms sums by input, 1.000 ms sums by input, 4/SM"));
+  EXPECT_EQ(p.mapping, offered[1]);
+
+  const calc::Program maxwell = test::lower_file("par/maxwell.edl", 4);
+  const std::vector<calc::Mapping> maxwell_offered =
+      sums_by_input_candidates(test::calc_named(maxwell, "maxwell_rhs"), h200);
+  ASSERT_FALSE(maxwell_offered.empty());
+  EXPECT_EQ(maxwell_offered[0].kernels[0].block.tee, 2);
+  const calc::Program wave = test::lower_file("par/wave.edl", 8);
+  EXPECT_TRUE(sums_by_input_candidates(test::calc_named(wave, "wave_rhs"), h200).empty());
+  const calc::Program bssn = test::lower_file("par/bssn/bssn.edl", 4);
+  EXPECT_TRUE(sums_by_input_candidates(test::calc_named(bssn, "bssn_rhs"), h200).empty());
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 // Whole runs on the GPU against the same runs on the CPU: every example thorn, every
-// buffering strategy (and all of them mixed in one mapping), two block configurations,
+// buffering strategy (and all of them mixed in one mapping), two block configurations (and
+// both with a thread's points summed by input),
 // 10 RK4 steps (the microbenchmark: 10 in-place updates), periodic and outer (radiative)
 // boundaries, on however many ranks the suite runs with. Every grid function of the thorn
 // must agree to 1e-12 relative at every valid point. Skipped without a GPU.
@@ -49,6 +50,13 @@ TEST_P(GpuMatchesCpu, EveryStrategyAfterTenSteps) {
                        {"Saguaro::mapper", quoted("default")},
                        {"Saguaro::cuda_buffering", quoted(buffering)},
                        {"Saguaro::cuda_block", quoted(block)}}});
+  // A thread's points summed by input where that applies (calc/sums_by_input.hpp), with queues.
+  for (const char* block : {"z 32x8x8 4/SM by-input", "y 16x4x3 by-input"})
+    runs.push_back({std::string(block) + " q",
+                    {{"Saguaro::backend", quoted("cuda")},
+                     {"Saguaro::mapper", quoted("default")},
+                     {"Saguaro::cuda_buffering", quoted("q")},
+                     {"Saguaro::cuda_block", quoted(block)}}});
   runs.push_back({"model",
                   {{"Saguaro::backend", quoted("cuda")},
                    {"Saguaro::mapper", quoted("model")},

@@ -12,6 +12,7 @@ Strategy plus_strategy() {
   s.summary = "plus (2.5D): registers along the iteration axis and a shared plane";
   s.path = TrafficPath::Direct;
   s.resource = ReuseResource::OnChip;
+  s.shared_memory = true;
   s.applies = [](const std::vector<Offset>& offsets, int e, bool, std::string& why) {
     if (!has_reuse(offsets, why)) return false;
     const int f = 3 - e;

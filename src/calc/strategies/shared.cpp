@@ -11,6 +11,7 @@ Strategy shared_strategy() {
   s.summary = "the block's tile grown by the stencil in shared memory";
   s.path = TrafficPath::Direct;
   s.resource = ReuseResource::OnChip;
+  s.shared_memory = true;
   s.applies = [](const std::vector<Offset>& offsets, int, bool, std::string& why) {
     return has_reuse(offsets, why);
   };
