@@ -129,7 +129,7 @@ void report_folded(const bench::LoadedBenchmark& loaded, const calc::Mapping& ma
     for (std::size_t f = plain; f < l.program.calculations.size(); ++f) {
       const calc::FoldedForm& form = l.program.folded_forms.at(f);
       bench::LoadedBenchmark one{l.program, f};
-      report(one, calc::fold_mapping(form, l.calculation(), mapping),
+      report(one, calc::fold_mapping(form, l.calculation(), l.program.calculations[f], mapping),
              integrator.name + " " + l.program.calculations[f].name + ", " + what, cache, compile,
              n);
     }

@@ -72,6 +72,43 @@ __global__ void __launch_bounds__(BX* BY)
   }
 }
 
+// zqy: as zq, with NY consecutive rows (along y) per thread: the rows of the y stencil are
+// loaded once for the thread's NY points (8 loads a z step, the centres from the queues), so a
+// point issues 8 + 1 + 8 / NY loads instead of 17.
+template <int BX, int BY, int NY, int NZ, int MINB>
+__global__ void __launch_bounds__(BX* BY, MINB)
+    wave_zqy(const double* __restrict__ u, const double* __restrict__ v, double* __restrict__ urhs,
+             double* __restrict__ vrhs, double c) {
+  const int i = blockIdx.x * BX + threadIdx.x, j0 = (blockIdx.y * BY + threadIdx.y) * NY;
+  long long p = L4::at(i, j0, blockIdx.z * NZ);
+  double q[NY][9];
+#pragma unroll
+  for (int y = 0; y < NY; ++y)
+#pragma unroll
+    for (int m = 0; m < 9; ++m) q[y][m] = u[p + y * L4::SY + (m - 4) * L4::SZ];
+#pragma unroll 1
+  for (int k = 0; k < NZ; ++k, p += L4::SZ) {
+    double rows[NY + 8]; // rows j0 - 4 .. j0 + NY + 3 of this plane
+#pragma unroll
+    for (int r = 0; r < NY + 8; ++r)
+      rows[r] = (r >= 4 && r < NY + 4) ? q[r - 4][4] : u[p + (r - 4) * L4::SY];
+#pragma unroll
+    for (int y = 0; y < NY; ++y) {
+      const long long py = p + y * L4::SY;
+      urhs[py] = v[py];
+      const double ys = C1 * (rows[y + 3] + rows[y + 5]) + C2 * (rows[y + 2] + rows[y + 6]) +
+                        C3 * (rows[y + 1] + rows[y + 7]) + C4 * (rows[y] + rows[y + 8]);
+      vrhs[py] = c * (3 * C0 * q[y][4] + axis8(u, py, 1) + ys + queue8(q[y]));
+    }
+#pragma unroll
+    for (int y = 0; y < NY; ++y) {
+#pragma unroll
+      for (int m = 0; m < 8; ++m) q[y][m] = q[y][m + 1];
+      if (k + 1 < NZ) q[y][8] = u[p + y * L4::SY + 5 * L4::SZ];
+    }
+  }
+}
+
 template <int BX, int BY, int NZ>
 __global__ void __launch_bounds__(BX* BY)
     wave_smem(const double* __restrict__ u, const double* __restrict__ v, double* __restrict__ urhs,
@@ -294,6 +331,21 @@ void wave() {
   WAVE(zq, 64, 4, 32);
   WAVE(zq, 128, 2, 32);
   WAVE(zq, 32, 16, 32);
+#define WAVE_ZQY(BX, BY, NY, NZ, MINB)                                                             \
+  run("wave zqy " #BX "x" #BY " ny " #NY " nz " #NZ " " #MINB "/SM", [&] {                         \
+    wave_zqy<BX, BY, NY, NZ, MINB>                                                                 \
+        <<<dim3(N / BX, N / (BY * NY), N / NZ), dim3(BX, BY)>>>(u, v, urhs, vrhs, c);              \
+  })
+  WAVE_ZQY(32, 8, 2, 8, 1);
+  WAVE_ZQY(32, 8, 2, 8, 4);
+  WAVE_ZQY(32, 8, 2, 8, 5);
+  WAVE_ZQY(32, 4, 2, 8, 6);
+  WAVE_ZQY(32, 8, 2, 16, 4);
+  WAVE_ZQY(32, 8, 4, 8, 1);
+  WAVE_ZQY(32, 8, 4, 8, 3);
+  WAVE_ZQY(32, 4, 4, 8, 4);
+  WAVE_ZQY(32, 4, 4, 8, 6);
+  WAVE_ZQY(64, 4, 2, 8, 4);
   WAVE(smem, 32, 8, 16);
   WAVE(smem, 32, 8, 32);
   WAVE(smem, 32, 8, 64);

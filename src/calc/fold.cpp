@@ -103,7 +103,8 @@ FoldedForm folded_form(std::size_t plain_index, const Calculation& plain, const 
   return form;
 }
 
-Mapping fold_mapping(const FoldedForm& form, const Calculation& plain, const Mapping& mapping) {
+Mapping fold_mapping(const FoldedForm& form, const Calculation& plain, const Calculation& folded,
+                     const Mapping& mapping) {
   const int last = int(plain.stages.size()) - 1;
   Mapping out = mapping;
   for (KernelMapping& k : out.kernels) {
@@ -117,17 +118,22 @@ Mapping fold_mapping(const FoldedForm& form, const Calculation& plain, const Map
       stores.insert(stores.end(), replacing.begin(), replacing.end());
     }
     k.stores = std::move(stores);
-    // A folded store, p_0 y + p_1 k, has a term (p_1 k) that reads every input of the right-hand
-    // side k: its points cannot be summed by input (calc/sums_by_input.hpp).
-    k.block.sums_by_input = false;
+    // A folded store, p_0 y + p_1 k, has a term p_1 k that reads every input of k: its points
+    // are summed by input only where k reads one input per term (the wave equation's pi, its
+    // Laplacian of phi), not where a term of k reads two (Maxwell's curls).
+    if (k.block.sums_by_input) try {
+        plan_kernel(folded, k, {});
+      } catch (const MappingError&) {
+        k.block.sums_by_input = false;
+      }
   }
   return out;
 }
 
 void follow_plain_forms(const Program& program, std::vector<Mapping>& mappings) {
   for (const auto& [folded, form] : program.folded_forms)
-    mappings.at(folded) =
-        fold_mapping(form, program.calculations.at(form.plain), mappings.at(form.plain));
+    mappings.at(folded) = fold_mapping(form, program.calculations.at(form.plain),
+                                       program.calculations.at(folded), mappings.at(form.plain));
 }
 
 } // namespace saguaro::calc

@@ -43,9 +43,11 @@ FoldedForm folded_form(std::size_t plain_index, const Calculation& plain, const 
 // fold adds a few loads and stores at the point to the kernels that store k, so the partition
 // and blocks chosen for the plain form serve its folded forms: they are not searched again (a
 // right-hand side like BSSN's would otherwise triple its start-up); the empirical finish may
-// time one of them in the plain form's place. The folded kernels' points are not summed by input
-// (BlockConfig::sums_by_input): a folded store's terms read several inputs each.
-Mapping fold_mapping(const FoldedForm& form, const Calculation& plain, const Mapping& mapping);
+// time one of them in the plain form's place. A kernel whose points the plain form sums by input
+// (BlockConfig::sums_by_input) keeps that only where `folded`'s stores still follow the rule
+// (calc/sums_by_input.hpp).
+Mapping fold_mapping(const FoldedForm& form, const Calculation& plain, const Calculation& folded,
+                     const Mapping& mapping);
 
 // mappings[f] = fold_mapping of its plain form's mapping, for every folded form f of `program`
 // (`mappings`: one per calculation).

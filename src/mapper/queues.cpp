@@ -52,39 +52,36 @@ std::vector<calc::Mapping> sums_by_input_candidates(const calc::Calculation& cal
   constexpr int kMaxRunningSums = 16, kPoints = 8;
   calc::Mapping base = register_queue_mapping(calc).value_or(calc::default_mapping(calc));
   if (base.kernels.empty()) return {};
-  const int threads = base.kernels.front().block.threads();
-  double needed = 0; // the most registers a kernel is expected to need
+  bool stencil = false; // some kernel reads an input at more than one offset
   for (calc::KernelMapping& k : base.kernels) {
-    calc::KernelPlan plan;
     std::optional<calc::SumsByInput> sums;
     try {
-      plan = calc::plan_kernel(calc, k, {});
+      const calc::KernelPlan plan = calc::plan_kernel(calc, k, {});
       sums = calc::sums_by_input(calc, plan);
+      for (const calc::InputStencil& in : plan.inputs) stencil = stencil || in.offsets.size() > 1;
     } catch (const calc::MappingError&) {
       return {};
     }
-    int inputs = 0;
-    for (const calc::InputGroup& g : sums ? sums->groups : std::vector<calc::InputGroup>{})
-      inputs += g.grid_function >= 0;
-    if (!sums || inputs < kSumsByInputMinInputs) return {};
-    const int values = int(sums->values.size());
-    k.block.tee = std::min(kPoints, kMaxRunningSums / values);
+    if (!sums) return {};
+    k.block.tee = std::min(kPoints, kMaxRunningSums / int(sums->values.size()));
     if (k.block.tee < 2) return {};
     k.block.sums_by_input = true;
-    // Live at once: the running sums, one input's queue and its loads of a point, and ~32
-    // registers of indices and addresses (ptxas gave the micro-benchmark 76 uncapped: 8 sums, a
-    // queue of 3, 9 loads).
-    double input_values = 0;
-    for (const calc::InputStencil& in : plan.inputs) {
-      const calc::StencilShape shape = calc::stencil_shape(in.offsets, k.block.iteration_axis);
-      input_values = std::max(input_values, double(in.offsets.size()) + 1 + shape.s_e);
-    }
-    needed = std::max(needed, 32 + 2 * (values * k.block.tee + input_values));
   }
+  if (!stencil) return {};
   try {
     calc::plan_kernels(calc, base); // the whole mapping's rules, sums by input included
   } catch (const calc::MappingError&) {
     return {};
+  }
+  // Expected registers: the register estimate plus the running sums (two registers each).
+  const int threads = base.kernels.front().block.threads();
+  const std::vector<model::KernelProfile> profiles = model::profile_mapping(calc, base);
+  double needed = 0;
+  for (std::size_t k = 0; k < profiles.size(); ++k) {
+    const calc::SumsByInput sums =
+        *calc::sums_by_input(calc, calc::plan_kernel(calc, base.kernels[k], {}));
+    needed = std::max(needed, model::estimated_registers(profiles[k]) +
+                                  2.0 * double(sums.values.size()) * base.kernels[k].block.tee);
   }
   std::vector<calc::Mapping> out{base};
   const OccupancyCap full = full_occupancy_cap(device, threads);

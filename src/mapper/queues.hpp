@@ -37,12 +37,12 @@ std::vector<calc::Mapping> register_queue_candidates(const calc::Calculation& ca
 
 // The register-queue mapping (or the default one, where q applies to no input) with every
 // kernel's points summed by input (calc/sums_by_input.hpp), where that applies to every kernel
-// and each gathers at least kSumsByInputMinInputs inputs: at t_ee = 8 (fewer where a kernel
-// stores several sums, so that at most 16 running sums are held), once with ptxas's choice of
-// registers and once capped at one block per SM more than the expected registers allow. The
-// micro-benchmark B3 written so by hand took 545-551 us at 4 blocks per SM against 679 us for
-// one thread per point (H200, 2026-11-29).
-inline constexpr int kSumsByInputMinInputs = 3;
+// and some input is read at more than one offset: at t_ee = 8 (fewer where a kernel stores
+// several sums, so that at most 16 running sums are held), once with ptxas's choice of registers
+// and once capped at one block per SM more than the expected registers (the register estimate
+// plus two per running sum) allow. On the H200 (2026-11-29,
+// bench/results/2026-11-29-sums-by-input-H200.md) B3 went from 648 to 518 us (4 blocks per SM)
+// and B2's kernel from 176.8 to 167.3 us (ptxas's registers).
 std::vector<calc::Mapping> sums_by_input_candidates(const calc::Calculation& calc,
                                                     const model::Device& device);
 

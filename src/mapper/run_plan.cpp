@@ -130,7 +130,7 @@ std::string search_on_root(const calc::Program& program, const MappingRequest& r
     std::string how;
     if (auto form = program.folded_forms.find(i); form != program.folded_forms.end()) {
       const std::size_t plain = form->second.plain;
-      chosen.push_back(calc::fold_mapping(form->second, program.calculations.at(plain),
+      chosen.push_back(calc::fold_mapping(form->second, program.calculations.at(plain), c,
                                           per_calculation.at(plain).front()));
       how = fmt::format("the kernels of {}, folded", program.calculations.at(plain).name);
     } else if (cached[i]) {

@@ -162,9 +162,11 @@ TEST(Fission, WhatFitsStaysOneKernel) {
     EXPECT_TRUE(f.fits);
     EXPECT_EQ(f.kernels.size(), 1u) << c.name;
     // No fission; only the register-capped one thread per point (occupancy.hpp) and, for
-    // the stencils, the register queues (queues.hpp).
+    // the stencils, the register queues and the sums by input (queues.hpp).
     const MapResult r = map_calculation(c, test::device("h100"));
-    const std::vector<calc::Mapping> queues = register_queue_candidates(c, test::device("h100"));
+    std::vector<calc::Mapping> queues = register_queue_candidates(c, test::device("h100"));
+    for (const calc::Mapping& m : sums_by_input_candidates(c, test::device("h100")))
+      queues.push_back(m);
     ASSERT_EQ(r.register_fits.size(), 1u + queues.size()) << c.name;
     EXPECT_EQ(r.register_fits[0].mapping, *full_occupancy_candidate(c, test::device("h100")));
     for (std::size_t q = 0; q < queues.size(); ++q)

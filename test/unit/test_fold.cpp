@@ -77,6 +77,18 @@ TEST(FoldStores, CombinationsAtTheStoreEqualThePlainStoreThenTheCombinations) {
       }
 }
 
+// Folds `rhs`'s mapping with its points summed by input (strategy `b`, z 32x8x8): the folded
+// mapping plans, and the result says whether its kernel still sums by input.
+bool still_summed_by_input(const calc::FoldedForm& form, const calc::Calculation& rhs,
+                           const calc::Calculation& folded, calc::Buffering b) {
+  const calc::Mapping summed =
+      calc::buffered_mapping(rhs, b, calc::parse_block_config("z 32x8x8 by-input"));
+  EXPECT_TRUE(summed.kernels[0].block.sums_by_input);
+  const calc::Mapping m = calc::fold_mapping(form, rhs, folded, summed);
+  EXPECT_NO_THROW(calc::plan_kernels(folded, m));
+  return m.kernels[0].block.sums_by_input;
+}
+
 // A folded form's mapping is its plain form's: the kernel that stored k stores the fold's
 // targets, every other choice (partition, block, buffering) unchanged, and it plans.
 TEST(FoldStores, AFoldedFormTakesThePlainFormsKernels) {
@@ -103,7 +115,7 @@ TEST(FoldStores, AFoldedFormTakesThePlainFormsKernels) {
   }
   const int phi = rhs.find_grid_function("phi");
   plain.kernels[1].buffering[phi] = calc::Buffering::Shared;
-  const calc::Mapping m = calc::fold_mapping(form, rhs, plain);
+  const calc::Mapping m = calc::fold_mapping(form, rhs, folded, plain);
   ASSERT_EQ(m.kernels.size(), 2u);
   auto stored = [&](const calc::KernelMapping& k) {
     std::vector<std::string> names;
@@ -127,7 +139,35 @@ TEST(FoldStores, AFoldedFormTakesThePlainFormsKernels) {
   EXPECT_NO_THROW(calc::plan_kernels(folded, m));
   // A mapping of another calculation does not fold.
   plain.kernels[1].stores = {5};
-  EXPECT_THROW(calc::fold_mapping(form, rhs, plain), calc::MappingError);
+  EXPECT_THROW(calc::fold_mapping(form, rhs, folded, plain), calc::MappingError);
+
+  // Points summed by input stay so where the folded stores follow the rule: pi_acc = a pi_acc +
+  // b k, each term reading one input (k, the Laplacian, reads phi only).
+  EXPECT_TRUE(still_summed_by_input(form, rhs, folded, calc::Buffering::Queue));
+}
+
+// Where k's terms read different inputs, the folded store's term b k reads them all: the folded
+// kernel's points are not summed by input, and the mapping still plans.
+TEST(FoldStores, AFoldedStoreReadingSeveralInputsPerTermIsNotSummedByInput) {
+  const calc::Program prog = lower_text(R"(
+begin thorn FoldTest
+  begin variables
+    u v w
+  end variables
+  begin calculation rhs
+    D_t u = D_1 v + D_2 w
+  end calculation
+end thorn
+)",
+                                        4);
+  const calc::Calculation& rhs = prog.calculations.at(0);
+  const int p0 = int(prog.parameters.size());
+  FoldedStore fold;
+  fold.replaced = "urhs";
+  fold.targets = {{"u_y1", {{p0, "u_y0"}, {p0 + 1, ""}}}};
+  const calc::Calculation folded = calc::fold_stores(rhs, {fold}, "rhs (stage 2)");
+  const calc::FoldedForm form = calc::folded_form(0, rhs, folded, {fold});
+  EXPECT_FALSE(still_summed_by_input(form, rhs, folded, calc::Buffering::Unbuffered));
 }
 
 TEST(FoldStores, RefusesWhatWouldChangeTheResult) {
