@@ -72,6 +72,9 @@ void Simulation::plan_mappings() {
   request.cache_dir = reg.get_string("Saguaro", "cache_dir");
   request.mapping_cache = reg.get_bool("Saguaro", "mapping_cache");
   plan_ = mapper::plan_mappings(setup_.program, request, broadcast_from_root(comm_));
+  for (std::size_t i = 0; i < plan_.calculations.size(); ++i)
+    if (const int form = timed_form(i); form >= 0)
+      mapper::drop_candidates_changed_by_folding(setup_.program, i, std::size_t(form), plan_);
 }
 
 // The empirical finish times a folded right-hand side (the step launches its folded forms,

@@ -53,9 +53,14 @@ std::optional<SumsByInput> sums_by_input(const Calculation& calc, const KernelPl
     std::map<int, PartialSum> parts;
     for (const auto& term : terms) {
       const int g = read_by(term.first);
-      if (g == kSeveral)
-        return fail("a term of the value stored as node " + std::to_string(root) +
-                    " reads more than one grid function");
+      if (g == kSeveral) {
+        std::string stored = "node " + std::to_string(root);
+        for (const Stage& stage : calc.stages)
+          for (const Store& st : stage.stores)
+            if (st.value == root) stored = calc.grid_functions[std::size_t(st.grid_function)].name;
+        return fail("a term of the value stored in " + stored +
+                    " reads more than one grid function (a product or function of several)");
+      }
       PartialSum& p = parts[g];
       p.value = root;
       p.terms.push_back(term);

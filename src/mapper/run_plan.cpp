@@ -383,6 +383,28 @@ std::vector<calc::Mapping> finish_candidates(const calc::Calculation& calc, cons
   return out;
 }
 
+void drop_candidates_changed_by_folding(const calc::Program& program, std::size_t plain,
+                                        std::size_t folded, RunPlan& plan) {
+  const calc::FoldedForm& form = program.folded_forms.at(folded);
+  std::vector<calc::Mapping>& list = plan.calculations.at(plain).candidates;
+  std::vector<calc::Mapping> kept, as_folded;
+  for (const calc::Mapping& m : list) {
+    calc::Mapping f = calc::fold_mapping(form, program.calculations.at(plain),
+                                         program.calculations.at(folded), m);
+    bool summed_no_more = false;
+    for (std::size_t k = 0; k < m.kernels.size(); ++k)
+      summed_no_more =
+          summed_no_more || (m.kernels[k].block.sums_by_input && !f.kernels[k].block.sums_by_input);
+    const bool first = kept.empty();
+    if (!first &&
+        (summed_no_more || std::find(as_folded.begin(), as_folded.end(), f) != as_folded.end()))
+      continue;
+    as_folded.push_back(std::move(f));
+    kept.push_back(m);
+  }
+  list = std::move(kept);
+}
+
 // Saguaro::mapper_verify: the fastest candidate of each calculation is kept; every candidate's
 // timing stays in the plan (and the CUDA backend's in the prediction log).
 std::vector<std::string> verify_candidates(const calc::Program& program, const TimeCandidates& time,

@@ -154,6 +154,14 @@ void plan_launches(const calc::Program& program, const ExchangeRequest& request,
 std::vector<calc::Mapping> finish_candidates(const calc::Calculation& calc, const MapResult& result,
                                              const calc::Mapping& default_mapping, int verify);
 
+// The candidates of calculation `plain` when they are timed in its folded form `folded`
+// (Simulation::timed_form), less those the folding changes: whose sums by input the folded
+// stores do not allow (calc::fold_mapping drops them: Maxwell's), which would be timed as other
+// kernels than their label says, and those that fold to the same kernels as an earlier one. The
+// first, the mapper's choice, stays.
+void drop_candidates_changed_by_folding(const calc::Program& program, std::size_t plain,
+                                        std::size_t folded, RunPlan& plan);
+
 // Times the candidates of every calculation that has two or more, keeps the fastest (ties: the
 // first) and logs a line each; with plan.verdicts, stores each verdict in the mapping cache
 // (a verdict that cannot be written is a log line, not an error). Returns the new log lines; the

@@ -183,7 +183,7 @@ fs::path fresh_dir(const std::string& name) {
 // --- round trips --------------------------------------------------------------------------
 
 TEST(MappingFile, RoundTripsEveryKindOfMapping) {
-  int with_temporaries = 0, per_store = 0;
+  int with_temporaries = 0, per_store = 0, with_sums_by_input = 0;
   for (const char* example : {"par/wave.edl", "par/maxwell.edl", "par/microbench.edl"}) {
     const calc::Program program = test::lower_file(example);
     for (const calc::Calculation& c : program.calculations) {
@@ -195,6 +195,11 @@ TEST(MappingFile, RoundTripsEveryKindOfMapping) {
         const calc::Mapping m = calc::strategy_mapping(c, strategy, {1, 64, 4, 16});
         expect_same(m, round_trip(program, c, m));
       }
+      // Blocks per SM and sums by input (where they apply) in the block's short form.
+      const calc::Mapping summed =
+          calc::strategy_mapping(c, "q", calc::parse_block_config("z 32x8x8 4/SM by-input"));
+      with_sums_by_input += summed.kernels.front().block.sums_by_input;
+      expect_same(summed, round_trip(program, c, summed));
       const calc::Mapping split = per_store_mapping(c);
       bool fits = true;
       try {
@@ -214,6 +219,7 @@ TEST(MappingFile, RoundTripsEveryKindOfMapping) {
   }
   EXPECT_GE(per_store, 5);
   EXPECT_GE(with_temporaries, 2);
+  EXPECT_GE(with_sums_by_input, 3);
 }
 
 // The split of test_cuda_codegen.cpp: a shared Laplacian passed through a temporary, with a

@@ -258,6 +258,46 @@ calc::Program wave_with_a_folded_form() {
   return p;
 }
 
+// Timed in a folded form whose stores do not allow sums by input (a term of u's right-hand side
+// reads v and w), the candidates with them would be timed as other kernels than their label
+// says, and one folds to the kernels of another: both are left out; where the folded form
+// allows them (the wave equation's) they stay.
+TEST(RunPlan, CandidatesAlikeWhenFoldedAreTimedOnce) {
+  calc::Program p = test::lower_file("test/codegen/edl/two_inputs.edl");
+  const calc::Calculation rhs = p.calculations.at(0);
+  calc::FoldedStore fold;
+  fold.replaced = "urhs";
+  const int c0 = int(p.parameters.size());
+  fold.targets = {{"u_y1", {{c0, "u_y0"}, {c0 + 1, ""}}}};
+  p.calculations.push_back(calc::fold_stores(rhs, {fold}, "rhs (stage 2)"));
+  p.folded_forms[1] = calc::folded_form(0, rhs, p.calculations.back(), {fold});
+  p.parameters.resize(p.parameters.size() + 2);
+  const calc::Mapping plain = calc::buffered_mapping(rhs, calc::Buffering::Unbuffered, {});
+  calc::Mapping summed = plain;
+  summed.kernels[0].block.sums_by_input = true;
+  ASSERT_NO_THROW(calc::plan_kernels(rhs, summed));
+  calc::Mapping other = plain, summed_other = summed;
+  other.kernels[0].block.tee = 4;
+  summed_other.kernels[0].block.tee = 2;
+  RunPlan plan;
+  plan.calculations.push_back({rhs.name, plain});
+  plan.calculations.push_back({"rhs (stage 2)", plain});
+  plan.calculations[0].candidates = {plain, summed, other, summed_other, other};
+  drop_candidates_changed_by_folding(p, 0, 1, plan);
+  EXPECT_EQ(plan.calculations[0].candidates, (std::vector<calc::Mapping>{plain, other}));
+
+  const calc::Program wave = wave_with_a_folded_form();
+  const calc::Calculation& wave_rhs = wave.calculations[1];
+  RunPlan waves;
+  for (const calc::Calculation& c : wave.calculations) waves.calculations.push_back({c.name, {}});
+  const calc::Mapping q = calc::buffered_mapping(wave_rhs, calc::Buffering::Queue, {});
+  const calc::Mapping q_summed = calc::buffered_mapping(
+      wave_rhs, calc::Buffering::Queue, calc::parse_block_config("z 32x8x8 by-input"));
+  waves.calculations[1].candidates = {q, q_summed};
+  drop_candidates_changed_by_folding(wave, 1, wave.calculations.size() - 1, waves);
+  EXPECT_EQ(waves.calculations[1].candidates.size(), 2u);
+}
+
 TEST(RunPlan, AFoldedFormFollowsItsPlainFormThroughTheFinish) {
   const calc::Program program = wave_with_a_folded_form();
   const std::size_t folded = program.calculations.size() - 1;

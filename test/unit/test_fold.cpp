@@ -149,17 +149,7 @@ TEST(FoldStores, AFoldedFormTakesThePlainFormsKernels) {
 // Where k's terms read different inputs, the folded store's term b k reads them all: the folded
 // kernel's points are not summed by input, and the mapping still plans.
 TEST(FoldStores, AFoldedStoreReadingSeveralInputsPerTermIsNotSummedByInput) {
-  const calc::Program prog = lower_text(R"(
-begin thorn FoldTest
-  begin variables
-    u v w
-  end variables
-  begin calculation rhs
-    D_t u = D_1 v + D_2 w
-  end calculation
-end thorn
-)",
-                                        4);
+  const calc::Program prog = lower_file("test/codegen/edl/two_inputs.edl");
   const calc::Calculation& rhs = prog.calculations.at(0);
   const int p0 = int(prog.parameters.size());
   FoldedStore fold;
