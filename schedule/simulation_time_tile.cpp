@@ -151,6 +151,9 @@ void Simulation::plan_time_tile() {
     return Key{p.first, p.stages, p.tile.tx, p.tile.ty, p.tile.nz};
   };
   std::map<Key, std::unique_ptr<runtime::CompiledTimeTile>> compiled;
+  request.prefetch = [&](const std::vector<calc::TimeTilePlan>& plans) {
+    backend_->precompile_time_tiles(program, int(calc), plans);
+  };
   request.resources = [&](const calc::TimeTilePlan& plan) {
     std::unique_ptr<runtime::CompiledTimeTile>& k = compiled[key(plan)];
     if (!k) k = backend_->compile_time_tile(program, int(calc), plan);

@@ -124,9 +124,25 @@ TimeTileChoice choose_time_tile(const calc::Calculation& calc, const TimeTileReq
   };
   std::stable_sort(cuts.begin(), cuts.end(), by_time);
   // ptxas's registers and spills for the best tiles of the best cut, then of each next cut
-  // whose estimate still beats the best re-priced one (ptxas seldom makes a tile cheaper).
-  if (request.resources) {
+  // whose estimate still beats the best re-priced one (ptxas seldom makes a tile cheaper). Not
+  // where the best estimate is already kRecheckMargin times the plain step in "auto": ptxas
+  // made the 4th-order wave's best cut 8.6% cheaper (0.918 -> 0.839 ms, H200, 2026-11-29), and
+  // Maxwell's estimate, 3.791 ms against a plain step of 3.162, came out at 6.245 after ~2.5 s
+  // of compiling at the run's start (bench/results/2026-11-29-sums-by-input-H200.md).
+  constexpr double kRecheckMargin = 1.15;
+  const bool hopeless = request.mode == "auto" && !std::isnan(request.plain_seconds) &&
+                        cuts.front().seconds >= kRecheckMargin * request.plain_seconds;
+  if (request.resources && !hopeless) {
     const std::size_t n = std::size_t(std::max(1, request.recheck));
+    if (request.prefetch) {
+      constexpr std::size_t kCutsAhead = 2;
+      std::vector<calc::TimeTilePlan> ahead;
+      for (std::size_t c = 0; c < cuts.size() && c < kCutsAhead; ++c)
+        for (const std::vector<PricedPart>& tiles : cuts[c].parts)
+          for (std::size_t i = 0; i < std::min(tiles.size(), n); ++i)
+            ahead.push_back(tiles[i].plan);
+      request.prefetch(ahead);
+    }
     double best = std::numeric_limits<double>::infinity();
     for (Cut& cut : cuts) {
       if (cut.seconds >= best) break;

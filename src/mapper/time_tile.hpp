@@ -8,7 +8,8 @@
 // step into parts (calc::time_tile_splits: all stages in one kernel, or two parts) with, per
 // part, every calc::time_tile_candidates entry priced with estimated registers; the `recheck`
 // best tiles of each part of the two best cuts compiled (by the host's `resources`) and priced
-// again with ptxas's registers and spills; the fastest cut kept (a step's time: its parts').
+// again with ptxas's registers and spills (not in "auto" where the best estimate is already
+// 1.15 times the plain step); the fastest cut kept (a step's time: its parts').
 #pragma once
 
 #include "calc/calculation.hpp"
@@ -37,6 +38,10 @@ struct TimeTileRequest {
   double plain_seconds = std::numeric_limits<double>::quiet_NaN(); // the model's plain step
   // ptxas's resources of a tile's kernel (the backend compiles it); null: estimates only.
   std::function<model::CompiledResources(const calc::TimeTilePlan&)> resources;
+  // Called once before `resources`, with the tiles of the two best cuts it will ask for (the
+  // `recheck` best of each part), so that the host compiles them at once, in parallel: one by
+  // one, Maxwell's took ~5 s of a run's start on the H200. Null: nothing ahead.
+  std::function<void(const std::vector<calc::TimeTilePlan>&)> prefetch;
   int recheck = 3;
   int max_parts = 2; // 1 where the integrator has no register for the accumulator between parts
 };

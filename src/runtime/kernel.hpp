@@ -233,6 +233,15 @@ public:
     (void)plan;
     return nullptr;
   }
+  // Compiles the time-tiled steps of `plans` ahead, at once (the CUDA backend: NVRTC in parallel
+  // threads, into its cache), so that compile_time_tile then loads each from the cache. Errors
+  // are left to compile_time_tile, which reports them per plan.
+  virtual void precompile_time_tiles(const calc::Program& program, int calculation,
+                                     const std::vector<calc::TimeTilePlan>& plans) {
+    (void)program;
+    (void)calculation;
+    (void)plans;
+  }
   // Where the arrays handed to compiled calculations must live.
   virtual ArraySpace& space() { return host_space(); }
   // One line on what the last compile() did, e.g. "4 kernels compiled by NVRTC in 1.2 s" or

@@ -436,6 +436,17 @@ private:
   PtxasReport report_;
 };
 
+// The generated time-tiled kernel of `plan`, named after its calculation, tile and stages.
+codegen::TimeTileKernel time_tile_kernel(const calc::Calculation& calc,
+                                         const calc::TimeTilePlan& plan) {
+  const std::string part = plan.stages == plan.step_stages()
+                               ? std::string()
+                               : fmt::format("_stages_{}_{}", plan.first, plan.last());
+  const std::string name = fmt::format("saguaro_{}_time_tile_{}x{}x{}{}", support::lower(calc.name),
+                                       plan.tile.tx, plan.tile.ty, plan.tile.nz, part);
+  return codegen::generate_time_tile_cuda(calc, plan, name);
+}
+
 class CudaBackend final : public Backend {
 public:
   explicit CudaBackend(BackendOptions options) : options_(std::move(options)) {
@@ -465,16 +476,26 @@ public:
     return d;
   }
 
+  void precompile_time_tiles(const calc::Program& program, int calculation,
+                             const std::vector<calc::TimeTilePlan>& plans) override {
+    const calc::Calculation& calc = program.calculations.at(std::size_t(calculation));
+    const CompileOptions options = compile_options();
+    const std::string arch = info_.arch();
+    std::vector<std::future<void>> pending;
+    for (const calc::TimeTilePlan& plan : plans)
+      pending.push_back(std::async(std::launch::async, [&calc, &options, &arch, plan] {
+        cuda::compile(time_tile_kernel(calc, plan).source, arch, options);
+      }));
+    for (auto& p : pending) try {
+        p.get();
+      } catch (const std::exception&) { // compile_time_tile reports it for its plan
+      }
+  }
+
   std::unique_ptr<CompiledTimeTile> compile_time_tile(const calc::Program& program, int calculation,
                                                       const calc::TimeTilePlan& plan) override {
-    const calc::Calculation& calc = program.calculations.at(std::size_t(calculation));
-    const std::string part = plan.stages == plan.step_stages()
-                                 ? std::string()
-                                 : fmt::format("_stages_{}_{}", plan.first, plan.last());
-    const std::string name =
-        fmt::format("saguaro_{}_time_tile_{}x{}x{}{}", support::lower(calc.name), plan.tile.tx,
-                    plan.tile.ty, plan.tile.nz, part);
-    const codegen::TimeTileKernel k = codegen::generate_time_tile_cuda(calc, plan, name);
+    const codegen::TimeTileKernel k =
+        time_tile_kernel(program.calculations.at(std::size_t(calculation)), plan);
     const CompileOptions options = compile_options();
     const CompiledModule compiled = cuda::compile(k.source, info_.arch(), options);
     // As a module of one kernel the loader and the timings know: a block of `threads` threads.
