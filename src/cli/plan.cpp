@@ -78,6 +78,17 @@ nlohmann::json plan_to_json(const calc::Calculation& calc, const calc::CodePlan&
          ? stores
          : evaluated)++;
   j["body"] = {{"values", evaluated}, {"stores", stores}, {"uniform_values", plan.uniforms.size()}};
+  // Sums by input (calc/sums_by_input.hpp): per phase its input, values and terms added.
+  j["sums_by_input"] = nlohmann::json::array();
+  for (const calc::InputPhase& phase : plan.phases) {
+    std::size_t terms = 0;
+    for (const calc::PartialSum& p : phase.sums) terms += p.terms.size();
+    j["sums_by_input"].push_back(
+        {{"input",
+          phase.grid_function < 0 ? nlohmann::json() : nlohmann::json(gf(phase.grid_function))},
+         {"values", phase.steps.size()},
+         {"terms", terms}});
+  }
   nlohmann::json args = nlohmann::json::array();
   for (const calc::FieldArgument& a : plan.fields)
     args.push_back({{"field", gf(a.grid_function)}, {"written", a.written}});

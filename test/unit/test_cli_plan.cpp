@@ -44,6 +44,30 @@ TEST(CliPlan, InspectPrintsTheKernelPlansAsJson) {
   EXPECT_EQ(plane_loads, 8);
   EXPECT_EQ(register_loads, 5);
   EXPECT_EQ(k.at("shared_bytes"), 36 * 12 * 8);
+  EXPECT_TRUE(k.at("sums_by_input").empty());
+}
+
+// A block with sums by input: the short form says so, and the right-hand side's plan has a phase
+// per input (pi's one term; phi's Laplacian at fourth order: 13 loads and three second
+// derivatives, each a sum times 1/h^2, 19 values in 3 terms), the text a line.
+TEST(CliPlan, InspectPrintsSumsByInput) {
+  const std::string args = " --plan --buffering q --block \"z 32x8x8 4/SM by-input\"";
+  const CliRun r = run_saguaro("inspect " + wave() + args + " --format json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& k = j.at(1).at("kernels").at(0);
+  EXPECT_EQ(k.at("block"), "z 32x8x8 4/SM by-input");
+  const nlohmann::json& phases = k.at("sums_by_input");
+  ASSERT_EQ(phases.size(), 2u);
+  EXPECT_EQ(phases.at(0).at("input"), "pi");
+  EXPECT_EQ(phases.at(0).at("terms"), 1);
+  EXPECT_EQ(phases.at(1).at("input"), "phi");
+  EXPECT_EQ(phases.at(1).at("values"), 19);
+  EXPECT_EQ(phases.at(1).at("terms"), 3);
+  const CliRun text = run_saguaro("inspect " + wave() + args);
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("sums by input: 2 sums over 8 points, in phases pi"), std::string::npos)
+      << text.out;
 }
 
 TEST(CliPlan, BufferingChoicesAndHelpComeFromTheList) {
