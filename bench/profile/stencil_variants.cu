@@ -8,6 +8,8 @@
 //           queue: one new load per point and field along z); x and y neighbours global loads
 //   smem    (B2) as zq, with the current plane's x-y tile and its halo in shared memory: one
 //           global load per point plus the halo, two barriers per plane
+//   zqy     (B2) as zq, with NY consecutive rows per thread: the y stencil's rows loaded once
+//           for the thread's rows (H200, 2026-11-29: 183-213 us against zq's 169.8, not kept)
 // Arrays as Saguaro lays them out: rows padded to 264 doubles, the first interior point of every
 // row 64-byte aligned. Every variant's result is compared with the naive kernel's.
 // On the GPU machine: nvcc -O3 -arch=sm_90 -std=c++17 -o stencil_variants
