@@ -123,12 +123,9 @@ CodePlan plan_one(const Calculation& calc, const KernelMapping& km, const Kernel
   // Sums by input: each phase evaluates what its terms need, in the body's order (a value that
   // reads no grid function, such as a coordinate, is evaluated again in every phase using it).
   if (km.block.sums_by_input) {
-    if (plan.barriers)
-      throw MappingError("kernel " + std::to_string(index) +
-                         ": sums by input carry only registers from input to input, not shared "
-                         "memory");
     std::optional<SumsByInput> by_input = sums_by_input(calc, kp);
-    if (!by_input) throw std::logic_error("plan_code: sums by input were not checked");
+    if (!by_input || plan.barriers) // plan_kernel refuses both
+      throw std::logic_error("plan_code: sums by input were not checked");
     plan.sums = by_input->values;
     for (const InputGroup& group : by_input->groups) {
       std::vector<NodeId> terms;

@@ -121,11 +121,7 @@ Mapping fold_mapping(const FoldedForm& form, const Calculation& plain, const Cal
     // A folded store, p_0 y + p_1 k, has a term p_1 k that reads every input of k: its points
     // are summed by input only where k reads one input per term (the wave equation's pi, its
     // Laplacian of phi), not where a term of k reads two (Maxwell's curls).
-    if (k.block.sums_by_input) try {
-        plan_kernel(folded, k, {});
-      } catch (const MappingError&) {
-        k.block.sums_by_input = false;
-      }
+    keep_sums_by_input_where_they_apply(folded, k);
   }
   return out;
 }

@@ -361,20 +361,22 @@ Mapping assign(const Calculation& calc, const BlockConfig& block, bool mixed, Bu
           buffering_applies(want, in.offsets, block.iteration_axis, written))
         m.kernels[k].buffering[in.grid_function] = want;
     }
-    if (block.sums_by_input) { // where the kernel's sums and strategies admit it
-      KernelMapping summed = m.kernels[k];
-      summed.block.sums_by_input = true;
-      try {
-        plan_kernel(calc, summed, {}, int(k));
-        m.kernels[k] = summed;
-      } catch (const MappingError&) {
-      }
-    }
+    m.kernels[k].block.sums_by_input = block.sums_by_input;
+    keep_sums_by_input_where_they_apply(calc, m.kernels[k]);
   }
   return m;
 }
 
 } // namespace
+
+void keep_sums_by_input_where_they_apply(const Calculation& calc, KernelMapping& kernel) {
+  if (!kernel.block.sums_by_input) return;
+  try {
+    plan_kernel(calc, kernel, {});
+  } catch (const MappingError&) {
+    kernel.block.sums_by_input = false;
+  }
+}
 
 Mapping buffered_mapping(const Calculation& calc, Buffering b, const BlockConfig& block) {
   return assign(calc, block, false, b);

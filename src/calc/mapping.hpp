@@ -167,6 +167,10 @@ Mapping one_thread_per_point(const Calculation& calc);
 // of each kernel every strategy of the list (u, r, b, p, c, q) in turn instead (each falling back
 // to u where it does not apply): one mapping that exercises every strategy at once.
 Mapping buffered_mapping(const Calculation& calc, Buffering b, const BlockConfig& block);
+// Clears `kernel`'s sums by input (BlockConfig::sums_by_input) where `calc`'s stores or the
+// kernel's strategies do not admit them (plan_kernel's rule); leaves it as it is elsewhere. The
+// kernel is planned alone: a kernel with sums by input loads no earlier kernel's temporaries.
+void keep_sums_by_input_where_they_apply(const Calculation& calc, KernelMapping& kernel);
 Mapping mixed_mapping(const Calculation& calc, const BlockConfig& block);
 
 // "z 32x8x8": the iteration axis (y or z), then t_x x t_f x t_ee, then optionally the blocks an

@@ -10,6 +10,24 @@
 
 namespace saguaro::mapper {
 
+namespace {
+// `base` with ptxas's choice of registers, then, where an SM can hold more of its blocks, capped
+// at one block per SM more than `needed` registers a thread (what its kernels are expected to
+// use) allow.
+std::vector<calc::Mapping> uncapped_and_capped(calc::Mapping base, double needed,
+                                               const model::Device& device) {
+  const int threads = base.kernels.front().block.threads();
+  const OccupancyCap full = full_occupancy_cap(device, threads);
+  std::vector<calc::Mapping> out{base};
+  const int blocks = int(std::floor(device.registers_per_sm / (threads * needed)));
+  if (blocks + 1 <= full.blocks) {
+    for (calc::KernelMapping& k : base.kernels) k.block.min_blocks = std::max(1, blocks) + 1;
+    out.push_back(std::move(base));
+  }
+  return out;
+}
+} // namespace
+
 std::optional<calc::Mapping> register_queue_mapping(const calc::Calculation& calc) {
   const calc::Mapping plain = calc::default_mapping(calc);
   if (plain.kernels.empty()) return std::nullopt;
@@ -38,13 +56,7 @@ std::vector<calc::Mapping> register_queue_candidates(const calc::Calculation& ca
         held += 1 + calc::stencil_shape(in.offsets, block.iteration_axis).s_e;
     needed = std::max(needed, estimate + 2 * held);
   }
-  std::vector<calc::Mapping> out{queues};
-  const int blocks = int(std::floor(device.registers_per_sm / (block.threads() * needed)));
-  if (blocks + 1 <= full.blocks) {
-    for (calc::KernelMapping& k : queues.kernels) k.block.min_blocks = std::max(1, blocks) + 1;
-    out.push_back(queues);
-  }
-  return out;
+  return uncapped_and_capped(std::move(queues), needed, device);
 }
 
 std::vector<calc::Mapping> sums_by_input_candidates(const calc::Calculation& calc,
@@ -52,7 +64,8 @@ std::vector<calc::Mapping> sums_by_input_candidates(const calc::Calculation& cal
   constexpr int kMaxRunningSums = 16, kPoints = 8;
   calc::Mapping base = register_queue_mapping(calc).value_or(calc::default_mapping(calc));
   if (base.kernels.empty()) return {};
-  bool stencil = false; // some kernel reads an input at more than one offset
+  bool stencil = false;             // some kernel reads an input at more than one offset
+  std::vector<double> running_sums; // per kernel: its stored values times its points
   for (calc::KernelMapping& k : base.kernels) {
     std::optional<calc::SumsByInput> sums;
     try {
@@ -63,9 +76,11 @@ std::vector<calc::Mapping> sums_by_input_candidates(const calc::Calculation& cal
       return {};
     }
     if (!sums) return {};
-    k.block.tee = std::min(kPoints, kMaxRunningSums / int(sums->values.size()));
+    const int values = int(sums->values.size());
+    k.block.tee = std::min(kPoints, kMaxRunningSums / values);
     if (k.block.tee < 2) return {};
     k.block.sums_by_input = true;
+    running_sums.push_back(double(values * k.block.tee));
   }
   if (!stencil) return {};
   try {
@@ -74,23 +89,11 @@ std::vector<calc::Mapping> sums_by_input_candidates(const calc::Calculation& cal
     return {};
   }
   // Expected registers: the register estimate plus the running sums (two registers each).
-  const int threads = base.kernels.front().block.threads();
   const std::vector<model::KernelProfile> profiles = model::profile_mapping(calc, base);
   double needed = 0;
-  for (std::size_t k = 0; k < profiles.size(); ++k) {
-    const calc::SumsByInput sums =
-        *calc::sums_by_input(calc, calc::plan_kernel(calc, base.kernels[k], {}));
-    needed = std::max(needed, model::estimated_registers(profiles[k]) +
-                                  2.0 * double(sums.values.size()) * base.kernels[k].block.tee);
-  }
-  std::vector<calc::Mapping> out{base};
-  const OccupancyCap full = full_occupancy_cap(device, threads);
-  const int blocks = int(std::floor(device.registers_per_sm / (threads * needed)));
-  if (blocks + 1 <= full.blocks) {
-    for (calc::KernelMapping& k : base.kernels) k.block.min_blocks = std::max(1, blocks) + 1;
-    out.push_back(base);
-  }
-  return out;
+  for (std::size_t k = 0; k < profiles.size(); ++k)
+    needed = std::max(needed, model::estimated_registers(profiles[k]) + 2.0 * running_sums[k]);
+  return uncapped_and_capped(std::move(base), needed, device);
 }
 
 } // namespace saguaro::mapper
