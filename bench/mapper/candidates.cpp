@@ -183,6 +183,41 @@ calc::Mapping sample(const calc::Calculation& calc, calc::Mapping m,
   return m;
 }
 
+// The kernels whose thread runs its points in lockstep, which the model is to learn to price
+// (issue 20): the default partition at blocks of 2 to 16 points a thread, with register queues
+// along z where they apply, each also with the points summed by input where that rule holds,
+// and each at 2 to 8 blocks per SM.
+void add_lockstep_family(Candidates& cands, const calc::Calculation& calc) {
+  for (const char* text : {"z 32x8x2", "z 32x8x4", "z 32x8x8", "z 32x8x16", "z 64x4x4", "z 64x4x8",
+                           "z 32x4x8", "z 128x2x4"}) {
+    const calc::BlockConfig blk = calc::parse_block_config(text);
+    for (calc::Buffering s : {calc::Buffering::Unbuffered, calc::Buffering::Queue}) {
+      calc::Mapping m = calc::default_mapping(calc);
+      for (calc::KernelMapping& k : m.kernels) k.block = blk;
+      if (!uniform(calc, m, s) && s != calc::Buffering::Unbuffered) continue;
+      std::vector<calc::Mapping> forms;
+      if (s == calc::Buffering::Queue) forms.push_back(m);
+      calc::Mapping summed = m;
+      for (calc::KernelMapping& k : summed.kernels) k.block.sums_by_input = true;
+      try {
+        calc::plan_kernels(calc, summed);
+        forms.push_back(summed);
+      } catch (const calc::MappingError&) {
+      }
+      for (const calc::Mapping& form : forms)
+        for (int per_sm : {0, 2, 4, 8}) {
+          calc::Mapping capped = form;
+          for (calc::KernelMapping& k : capped.kernels) k.block.min_blocks = per_sm;
+          cands.add(capped,
+                    fmt::format("lockstep {}{}{}{}", text,
+                                per_sm > 0 ? fmt::format(" {}/SM", per_sm) : "",
+                                s == calc::Buffering::Queue ? " q" : "",
+                                form.kernels.front().block.sums_by_input ? " by-input" : ""));
+        }
+    }
+  }
+}
+
 } // namespace
 
 // The candidates of one benchmark, added to `cands`: the model's mapping and the default first,
@@ -248,6 +283,11 @@ Sampling add_candidates(Candidates& cands, const calc::Calculation& calc,
     if (uniform(calc, d, s))
       cands.add(d, fmt::format("uniform {} one kernel per stage", calc::letter(s)));
   }
+  // The empirical finish's own candidates (one thread per point, register queues, sums by
+  // input, each with ptxas's registers and capped), which the search does not rank.
+  for (const mapper::PricedMapping& f : result.register_fits)
+    cands.add(f.mapping, "finish: " + f.origin);
+  add_lockstep_family(cands, calc);
   {
     int other = 0;
     for (const std::string& text : kCommonBlocks) {

@@ -7,6 +7,8 @@
 // constants, is judged against hundreds of measured kernels in seconds.
 #include "candidates.hpp"
 
+#include "calc/sums_by_input.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -57,7 +59,7 @@ calc::Mapping mapping_from_key(const calc::Calculation& calc, const std::string&
     words >> stage >> axis >> dims;
     block = axis + " " + dims;
     while (words >> word) {
-      if (word.size() > 3 && word.compare(word.size() - 3, 3, "/SM") == 0)
+      if ((word.size() > 3 && word.compare(word.size() - 3, 3, "/SM") == 0) || word == "by-input")
         block += " " + word;
       else if (word[0] == '+')
         continue; // "+3tmp": the partition says which
@@ -158,9 +160,12 @@ void write_rows(const Candidates& cands, const nlohmann::json& bench, const std:
                                 double(f.total()),
                                 double(profile.inputs.size()),
                                 double(profile.stores),
-                                whole.is_number() ? whole.get<double>() : std::nan("")};
-      std::fprintf(tsv, "%s\t%s\t%zu\t%s\t%s", name.c_str(), c.kinds.front().c_str(), k,
-                   profile.description.c_str(), p.limiter.c_str());
+                                whole.is_number() ? whole.get<double>() : std::nan(""),
+                                calc::points_in_lockstep(profile.block, profile.stores)};
+      // The kind with the candidate's number: fit_constants.py sums a candidate's kernels by it,
+      // and two candidates may share a kind.
+      std::fprintf(tsv, "%s\t%s #%d\t%zu\t%s\t%s", name.c_str(), c.kinds.front().c_str(), matched,
+                   k, profile.description.c_str(), p.limiter.c_str());
       for (double v : columns) std::fprintf(tsv, "\t%.9g", v);
       std::fputc('\n', tsv);
       ++rows;
@@ -174,7 +179,7 @@ const char* replay_header() {
   return "benchmark\tkind\tkernel\tmapping\tlimiter\tmeasured_s\tpredicted_s\tregisters\t"
          "spill_bytes\tblocks_per_sm\toccupancy\tT_L2_s\tT_GM_s\tT_lat_s\ts_i_s\tT_launch_s\t"
          "D_L2\tD_L2_c\tD_GM\tN_g\tN_L2\tN_s\tN_b\tN_c\tN_f\tfp_instructions\tfma\tflops\t"
-         "inputs\tstores\tcandidate_measured_s\n";
+         "inputs\tstores\tcandidate_measured_s\tlockstep_points\n";
 }
 
 } // namespace

@@ -38,6 +38,7 @@ LATENCY_KEYS = {"g": "dram_latency", "l2": "l2_latency", "c": "readonly_latency"
 PARALLEL_KEYS = {"parallel_global": "g", "parallel_l2": "l2", "parallel_readonly": "c",
                  "parallel_fp": "f"}
 EXPONENT = "parallel_register_exponent"
+LOCKSTEP = "lockstep_exponent"
 
 
 def device_values(path):
@@ -71,12 +72,17 @@ class Model:
         self.constants = {name: dev[name] for name in PARALLEL_KEYS}
         self.constants["beta"] = dev["beta"]
         self.constants[EXPONENT] = dev.get(EXPONENT, 0.0)  # absent: the paper's constant lambdas
+        self.constants[LOCKSTEP] = dev.get(LOCKSTEP, 0.0)  # absent: no lockstep term
 
     def latency_sum(self, r, c):
         # lambda_g and lambda_L2 scale as (registers / 64)^gamma_R (src/model/model.cpp; with
         # ptxas's count only, which every replayed kernel carries).
         g = c[EXPONENT]
         s = 1.0 if g == 0 else (max(r["registers"], 16) / 64.0) ** g
+        # A thread's points summed by input in lockstep: (points)^gamma_P (recordings before the
+        # column: none).
+        points = r.get("lockstep_points", 1.0)
+        s *= (points if points == points else 1.0) ** c[LOCKSTEP]
         n = {"g": r["D_GM"] / (c["parallel_global"] * s), "l2": r["D_L2"] / (c["parallel_l2"] * s),
              "c": r["D_L2_c"] / c["parallel_readonly"], "f": r["flops"] / c["parallel_fp"]}
         # Shared loads and barriers enter as the replay counted them (lambda_s, lambda_b fixed).
@@ -123,7 +129,7 @@ EXPONENT_STEPS = (0.25, 0.125, 0.0625, 0.03125, -0.03125, -0.0625, -0.125, -0.25
 
 def moved(name, value, k):
     """The constant `name` at `value` after move k, within its range."""
-    if name == EXPONENT:
+    if name in (EXPONENT, LOCKSTEP):
         return min(2.0, max(0.0, value + EXPONENT_STEPS[k]))
     value *= FACTORS[k]
     return min(1.0, max(0.0, value)) if name == "beta" else min(256.0, max(0.5, value))

@@ -9,6 +9,11 @@ namespace {
 constexpr int kNone = -1, kSeveral = -2; // what a node reads: no grid function, more than one
 }
 
+double points_in_lockstep(const BlockConfig& block, int stored_values) {
+  if (!block.sums_by_input || block.tee < 2) return 1.0;
+  return std::min(double(block.tee), double(kMaxRunningSums) / std::max(1, stored_values));
+}
+
 std::optional<SumsByInput> sums_by_input(const Calculation& calc, const KernelPlan& plan,
                                          std::string* why) {
   auto fail = [why](const std::string& what) -> std::optional<SumsByInput> {

@@ -42,6 +42,14 @@ struct InputGroup {
   bool operator==(const InputGroup&) const = default;
 };
 
+// The most running sums (stored values times points) a thread keeps: the finish offers t_ee up
+// to this over the stored values, and the model counts the points in lockstep up to it.
+inline constexpr int kMaxRunningSums = 16;
+
+// The points whose loads a thread issues together under `block`: with sums by input its t_ee
+// points, as many as kMaxRunningSums running sums of `stored_values` allow; else 1.
+double points_in_lockstep(const BlockConfig& block, int stored_values);
+
 struct SumsByInput {
   // The stored values (KernelPlan::roots, each once) and the constant each sum starts from.
   std::vector<std::pair<NodeId, double>> values;

@@ -66,6 +66,23 @@ void add_traces(PricedMapping& m, const model::Device& device, const MapperOptio
   }
 }
 
+// The model's pick is the cheapest mapping it priced: a register fit (sums by input, register
+// queues, a capped or split kernel) that the model prices below the search's best becomes the
+// pick, and the search's best the first runner-up. The search does not walk these shapes; the
+// model prices them all the same (sums by input since the lockstep term, docs/model.md).
+void promote_cheapest_register_fit(MapResult& result, int runners_up) {
+  auto cheapest = std::min_element(
+      result.register_fits.begin(), result.register_fits.end(),
+      [](const PricedMapping& a, const PricedMapping& b) { return a.seconds < b.seconds; });
+  if (cheapest == result.register_fits.end() || !(cheapest->seconds < result.best.seconds)) return;
+  PricedMapping pick = std::move(*cheapest);
+  result.register_fits.erase(cheapest);
+  result.runners_up.insert(result.runners_up.begin(), std::move(result.best));
+  if (int(result.runners_up.size()) > std::max(0, runners_up))
+    result.runners_up.resize(std::size_t(std::max(0, runners_up)));
+  result.best = std::move(pick);
+}
+
 } // namespace
 
 PricedMapping price_mapping(const calc::Calculation& calc, const calc::Mapping& mapping,
@@ -274,6 +291,7 @@ MapResult map_calculation(const calc::Calculation& calc, const model::Device& de
               ? fmt::format("sums by input, {} points, {} blocks/SM", b.tee, b.min_blocks)
               : fmt::format("sums by input, {} points", b.tee);
     }
+    promote_cheapest_register_fit(result, options.runners_up);
     result.stats = search.stats;
   }
   if (options.trace) add_traces(result.best, device, options);

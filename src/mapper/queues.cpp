@@ -61,7 +61,8 @@ std::vector<calc::Mapping> register_queue_candidates(const calc::Calculation& ca
 
 std::vector<calc::Mapping> sums_by_input_candidates(const calc::Calculation& calc,
                                                     const model::Device& device) {
-  constexpr int kMaxRunningSums = 16, kPoints = 8;
+  constexpr int kPoints = 8;
+  using calc::kMaxRunningSums;
   calc::Mapping base = register_queue_mapping(calc).value_or(calc::default_mapping(calc));
   if (base.kernels.empty()) return {};
   bool stencil = false;             // some kernel reads an input at more than one offset

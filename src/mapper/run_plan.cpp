@@ -386,23 +386,31 @@ std::vector<calc::Mapping> finish_candidates(const calc::Calculation& calc, cons
 void drop_candidates_changed_by_folding(const calc::Program& program, std::size_t plain,
                                         std::size_t folded, RunPlan& plan) {
   const calc::FoldedForm& form = program.folded_forms.at(folded);
-  std::vector<calc::Mapping>& list = plan.calculations.at(plain).candidates;
+  CalculationPlan& p = plan.calculations.at(plain);
   std::vector<calc::Mapping> kept, as_folded;
-  for (const calc::Mapping& m : list) {
+  for (const calc::Mapping& m : p.candidates) {
     calc::Mapping f = calc::fold_mapping(form, program.calculations.at(plain),
                                          program.calculations.at(folded), m);
     bool summed_no_more = false;
     for (std::size_t k = 0; k < m.kernels.size(); ++k)
       summed_no_more =
           summed_no_more || (m.kernels[k].block.sums_by_input && !f.kernels[k].block.sums_by_input);
-    const bool first = kept.empty();
-    if (!first &&
-        (summed_no_more || std::find(as_folded.begin(), as_folded.end(), f) != as_folded.end()))
+    if (summed_no_more || std::find(as_folded.begin(), as_folded.end(), f) != as_folded.end())
       continue;
     as_folded.push_back(std::move(f));
     kept.push_back(m);
   }
-  list = std::move(kept);
+  if (p.candidates.empty()) return;
+  if (kept.empty()) kept.push_back(p.candidates.front()); // nothing else to run
+  // The mapper's choice whose sums by input the folding drops (Maxwell's, which the model picks
+  // for its plain form) would run as other kernels than the model priced: the next candidate is
+  // the choice, and the folded forms follow it (the time-tile decision prices them).
+  const bool choice_changed = !(kept.front() == p.candidates.front());
+  p.candidates = std::move(kept);
+  if (choice_changed) {
+    p.mapping = p.candidates.front();
+    follow_plain_forms(program, plan);
+  }
 }
 
 // Saguaro::mapper_verify: the fastest candidate of each calculation is kept; every candidate's

@@ -87,6 +87,10 @@ const std::vector<Quantity>& quantities() {
        "lambda_g and lambda_L2 scale as (registers per thread / 64)^gamma_R (absent: 0, the "
        "paper's constants)",
        &Device::parallel_register_exponent, false, true},
+      {"lockstep_exponent", "1", "gamma_P",
+       "lambda_g and lambda_L2 scale as (a thread's points summed by input in lockstep, at most "
+       "16 running sums)^gamma_P (absent: 0, no such term)",
+       &Device::lockstep_exponent, false, true},
       {"l2_front_share", "1", "phi_L2",
        "the share of L2 that keeps the resident blocks' tiles for reuse along e (absent: 0, the "
        "paper's L2 demand)",

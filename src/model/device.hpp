@@ -73,6 +73,9 @@ struct Device {
   // Beyond the paper: lambda_g and lambda_L2 scale as (ptxas's registers per thread / 64)^this
   // (0: the paper's constants; docs/model.md) [1]
   double parallel_register_exponent = 0;
+  // Beyond the paper: a kernel whose thread sums its points by input keeps their loads in
+  // flight together; lambda_g and lambda_L2 scale as (points in lockstep)^this (0: off) [1]
+  double lockstep_exponent = 0;
   // Beyond the paper: the share of L2 that keeps the resident blocks' tiles for reuse along e
   // (the front of the launch; 0: the paper's demand of one plane per SM; docs/model.md) [1]
   double l2_front_share = 0;

@@ -3,6 +3,7 @@
 #include "model/model.hpp"
 
 #include "calc/strategy.hpp"
+#include "calc/sums_by_input.hpp"
 
 #include <fmt/format.h>
 
@@ -392,10 +393,21 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
   // (bench/results/2026-11-28-model-registers-H100-H200.md). Only with ptxas's count: on the
   // search's estimate the term chose kernels of many estimated registers that ptxas then gave
   // fewer (B3 on the H200: 1,286 against 771 us).
-  const double in_flight =
+  const double register_in_flight =
       d.parallel_register_exponent == 0 || !p.registers_from_ptxas
           ? 1.0
           : std::pow(std::max(p.registers_per_thread, 16) / 64.0, d.parallel_register_exponent);
+  // Beyond the paper: a thread that sums its points by input issues one input's loads for all
+  // of them together, where point after point each point's loads wait on its own, so lambda_g
+  // and lambda_L2 grow with the points in lockstep, (points)^gamma_P; the points count only
+  // up to kMaxRunningSums running sums, beyond which the sums crowd out the loads they were to
+  // overlap (Maxwell: six sums a point, no gain at 4 points). Fitted to 322 lockstep kernels
+  // of B1-B4 on the H200 (bench/results/2026-11-29-lockstep-model-H200.md).
+  const double in_flight =
+      register_in_flight *
+      (d.lockstep_exponent == 0
+           ? 1.0
+           : std::pow(calc::points_in_lockstep(blk, kernel.stores), d.lockstep_exponent));
   p.N_g = std::ceil(p.D_GM_total / (d.parallel_global * in_flight));
   p.N_L2 = std::ceil(p.D_L2_total / (d.parallel_l2 * in_flight));
   p.N_s = std::ceil(shared_loads / d.parallel_shared);

@@ -217,5 +217,22 @@ TEST(SumsByInput, OfferedToTheFinishWhereTheyApply) {
   EXPECT_TRUE(sums_by_input_candidates(test::calc_named(bssn, "bssn_rhs"), h200).empty());
 }
 
+// The model's pick is the cheapest mapping it priced: on B3 the lockstep term prices the sums by
+// input below the search's best, which becomes the first runner-up.
+TEST(SumsByInput, TheModelPicksThemWhereItPricesThemCheapest) {
+  const model::Device h200 = test::device("h200");
+  const calc::Program mb = test::lower_file("par/microbench.edl", 4);
+  const calc::Calculation& b3 = test::calc_named(mb, "microbench");
+  const MapResult r = map_calculation(b3, h200);
+  ASSERT_FALSE(r.best.mapping.kernels.empty());
+  EXPECT_TRUE(r.best.mapping.kernels.front().block.sums_by_input)
+      << calc::to_string(b3, r.best.mapping);
+  for (const PricedMapping& f : r.register_fits) EXPECT_LE(r.best.seconds, f.seconds);
+  ASSERT_FALSE(r.runners_up.empty());
+  EXPECT_LT(r.best.seconds, r.runners_up.front().seconds);
+  EXPECT_NE(r.runners_up.front().origin.find("one kernel"), std::string::npos)
+      << r.runners_up.front().origin;
+}
+
 } // namespace
 } // namespace saguaro::mapper

@@ -285,6 +285,17 @@ TEST(RunPlan, CandidatesAlikeWhenFoldedAreTimedOnce) {
   plan.calculations[0].candidates = {plain, summed, other, summed_other, other};
   drop_candidates_changed_by_folding(p, 0, 1, plan);
   EXPECT_EQ(plan.calculations[0].candidates, (std::vector<calc::Mapping>{plain, other}));
+  // The model's pick itself with sums by input the folding drops: the next candidate becomes the
+  // choice, and the folded form takes its kernels.
+  RunPlan picked;
+  picked.calculations.push_back({rhs.name, summed});
+  picked.calculations.push_back({"rhs (stage 2)", summed});
+  picked.calculations[0].candidates = {summed, other, plain};
+  drop_candidates_changed_by_folding(p, 0, 1, picked);
+  EXPECT_EQ(picked.calculations[0].candidates, (std::vector<calc::Mapping>{other, plain}));
+  EXPECT_EQ(picked.calculations[0].mapping, other);
+  EXPECT_EQ(picked.calculations[1].mapping,
+            calc::fold_mapping(p.folded_forms.at(1), rhs, p.calculations.at(1), other));
 
   const calc::Program wave = wave_with_a_folded_form();
   const calc::Calculation& wave_rhs = wave.calculations[1];

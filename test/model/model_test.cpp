@@ -3,6 +3,7 @@
 // monotonicity where the physics says so, and rejection of mappings that cannot run.
 #include "calc/lower.hpp"
 #include "calc/mapping.hpp"
+#include "calc/sums_by_input.hpp"
 #include "edl/parser.hpp"
 #include "model/model.hpp"
 
@@ -441,6 +442,36 @@ TEST(Model, EstimateBeyondTheRegisterFileSpills) {
   EXPECT_TRUE(compiled.registers_from_ptxas);
   EXPECT_EQ(compiled.spill_bytes, 64);
   expect_near_rel(compiled.D_L2_total - fits.D_L2_total, 8, "ptxas's spilled elements");
+}
+
+// A thread that sums its points by input keeps their loads in flight together: lambda_g and
+// lambda_L2 grow as (points in lockstep)^gamma_P, the points counted up to 16 running sums;
+// the traffic does not change.
+TEST(Model, PointsSummedByInputKeepMoreLoadsInFlight) {
+  model::KernelProfile k = microbench_kernel(Buffering::Unbuffered, "z 32x8x8");
+  model::CompiledResources r;
+  r.registers = 64; // lambda_g and lambda_L2 at their 64-register values
+  const model::Prediction plain = model::predict(k, h100(), r);
+  k.block.sums_by_input = true;
+  const model::Prediction summed = model::predict(k, h100(), r);
+  const double gamma = h100().lockstep_exponent;
+  ASSERT_GT(gamma, 0);
+  EXPECT_DOUBLE_EQ(calc::points_in_lockstep(k.block, k.stores), 8.0);
+  EXPECT_EQ(summed.N_g,
+            std::ceil(plain.D_GM_total / (h100().parallel_global * std::pow(8.0, gamma))));
+  EXPECT_EQ(summed.N_L2, std::ceil(plain.D_L2_total / (h100().parallel_l2 * std::pow(8.0, gamma))));
+  EXPECT_LT(summed.T_lat, plain.T_lat);
+  EXPECT_DOUBLE_EQ(summed.D_GM_total, plain.D_GM_total);
+  EXPECT_DOUBLE_EQ(summed.D_L2_total, plain.D_L2_total);
+  // Six stored values (Maxwell's) at 8 points: 16 / 6 points in lockstep; none without sums by
+  // input or with one point; none where the description has no exponent.
+  EXPECT_DOUBLE_EQ(calc::points_in_lockstep(k.block, 6), 16.0 / 6);
+  k.block.tee = 1;
+  EXPECT_DOUBLE_EQ(calc::points_in_lockstep(k.block, 1), 1.0);
+  k.block = calc::parse_block_config("z 32x8x8 by-input");
+  model::Device off = h100();
+  off.lockstep_exponent = 0;
+  EXPECT_EQ(model::predict(k, off, r).T_lat, plain.T_lat);
 }
 
 TEST(Model, CpuRooflineCountsCompulsoryTraffic) {
