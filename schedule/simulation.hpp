@@ -132,6 +132,7 @@ private:
   std::optional<model::Device> pricing_device() const;
   mapper::MapperOptions patch_mapper_options() const;
   double plain_step_seconds(const model::Device& device) const;
+  double exchange_fill_seconds(const model::Device& device) const;
   void run_time_tile(const schedule::StepOp& op);
   // The evolved variables' ghost exchange in two halves, placed by the plan.
   void exchange_begin();

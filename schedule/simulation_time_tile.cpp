@@ -67,8 +67,9 @@ std::string Simulation::time_tile_obstacle(int& tiled) const {
 }
 
 // The model's time of one plain step: every launch of the step plan priced under its mapping,
-// and each combination the right-hand sides do not fold as a pass over memory. The exchange
-// and the boundaries are left out (a time-tiled step has them too).
+// each combination the right-hand sides do not fold as a pass over memory, and each exchange's
+// ghost fill (a time-tiled step has one, TimeTileRequest::exchange_seconds). The boundaries are
+// left out (a time-tiled step has them too).
 double Simulation::plain_step_seconds(const model::Device& device) const {
   const calc::Program& program = setup_.program;
   const grid::Patch& patch = decomposition_->patch();
@@ -86,6 +87,10 @@ double Simulation::plain_step_seconds(const model::Device& device) const {
   const double arrays = double(patch.points()) * 8 / (device.dram_bandwidth * 1e9);
   for (const schedule::StepOp& op : step_->plan().ops) {
     using Kind = schedule::StepOp::Kind;
+    if (op.kind == Kind::exchange_begin) {
+      total += exchange_fill_seconds(device);
+      continue;
+    }
     if (op.kind == Kind::combine) {
       const double variables = double(evolved_.size() - op.folded_variables.size());
       total += variables * double(op.combination.terms.size() + 1) * arrays;
@@ -97,6 +102,14 @@ double Simulation::plain_step_seconds(const model::Device& device) const {
     if (b != nullptr) total += seconds_of(b);
   }
   return total;
+}
+
+// The fill of one exchange of the evolved variables on this rank's device: every ghost point of
+// the patch read and written (the messages between ranks are not counted here).
+double Simulation::exchange_fill_seconds(const model::Device& device) const {
+  const grid::Patch& patch = decomposition_->patch();
+  const double ghosts = double(patch.allocated().volume() - patch.owned.volume());
+  return model::ghost_fill_seconds(device, double(evolved_.size()) * ghosts * 2 * 8);
 }
 
 // The mapper's options for pricing a mapping over this rank's patch (its owned points).
@@ -144,7 +157,10 @@ void Simulation::plan_time_tile() {
   const grid::Patch& patch = decomposition_->patch();
   for (int a = 0; a < 3; ++a) request.grid[std::size_t(a)] = patch.spec.points[a];
   request.device = pricing_device();
-  if (request.device) request.plain_seconds = plain_step_seconds(*request.device);
+  if (request.device) {
+    request.plain_seconds = plain_step_seconds(*request.device);
+    request.exchange_seconds = exchange_fill_seconds(*request.device);
+  }
   // The tiles the mapper re-prices are compiled here; those it chooses are kept for the run.
   using Key = std::tuple<int, int, int, int, int>; // first stage, stages, tile
   auto key = [](const calc::TimeTilePlan& p) {

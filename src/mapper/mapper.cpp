@@ -81,6 +81,7 @@ void promote_cheapest_register_fit(MapResult& result, int runners_up) {
   if (int(result.runners_up.size()) > std::max(0, runners_up))
     result.runners_up.resize(std::size_t(std::max(0, runners_up)));
   result.best = std::move(pick);
+  result.best_is_register_fit = true;
 }
 
 } // namespace

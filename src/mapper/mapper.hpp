@@ -136,6 +136,9 @@ struct MapResult {
   // default mapping with register queues along z (queues.hpp), where they apply. The empirical
   // finish always times them: the model's register estimate does not see what they save.
   std::vector<PricedMapping> register_fits;
+  // Whether `best` is a register fit the model priced below the search's best, which is then
+  // runners_up.front() (mapper.cpp, promote_cheapest_register_fit).
+  bool best_is_register_fit = false;
   SearchStatistics stats;
 };
 

@@ -357,6 +357,10 @@ std::vector<calc::Mapping> finish_candidates(const calc::Calculation& calc, cons
     if (std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
   };
   const calc::Mapping& best = result.best.mapping;
+  // Where the pick is a register fit, the search's own best is the second opinion (and the pick
+  // where folding changes the register fit: drop_candidates_changed_by_folding).
+  if (result.best_is_register_fit && !result.runners_up.empty() && verify > 1)
+    add(result.runners_up.front().mapping);
   // The fastest of another partition, else of other block shapes: a second opinion the model's
   // ranking does not crowd out with near-copies of its pick.
   const PricedMapping* other = nullptr;

@@ -128,10 +128,17 @@ TimeTileChoice choose_time_tile(const calc::Calculation& calc, const TimeTileReq
   // where the best estimate is already kRecheckMargin times the plain step in "auto": ptxas
   // made the 4th-order wave's best cut 8.6% cheaper (0.918 -> 0.839 ms, H200, 2026-11-29), and
   // Maxwell's estimate, 3.791 ms against a plain step of 3.162, came out at 6.245 after ~2.5 s
-  // of compiling at the run's start (bench/results/2026-11-29-sums-by-input-H200.md).
+  // of compiling at the run's start (bench/results/2026-11-29-sums-by-input-H200.md). Nor where
+  // it already loses and its tiles already spill: ptxas then spills more (Maxwell's, estimated at
+  // 480 and 960 bytes a thread, compiled to 1052 and 2336; 2026-11-29-lockstep-model-H200.md).
   constexpr double kRecheckMargin = 1.15;
+  bool spills = false;
+  for (const std::vector<PricedPart>& tiles : cuts.front().parts)
+    spills = spills || tiles.front().prediction.spill_bytes > 0;
+  const double estimate = cuts.front().seconds + request.exchange_seconds;
   const bool hopeless = request.mode == "auto" && !std::isnan(request.plain_seconds) &&
-                        cuts.front().seconds >= kRecheckMargin * request.plain_seconds;
+                        (estimate >= kRecheckMargin * request.plain_seconds ||
+                         (spills && estimate >= request.plain_seconds));
   if (request.resources && !hopeless) {
     const std::size_t n = std::size_t(std::max(1, request.recheck));
     if (request.prefetch) {
@@ -174,8 +181,8 @@ TimeTileChoice choose_time_tile(const calc::Calculation& calc, const TimeTileReq
   }
   const Cut& chosen = cuts.front();
   take(chosen);
-  const bool pays =
-      !std::isnan(request.plain_seconds) && chosen.valid && chosen.seconds < request.plain_seconds;
+  const bool pays = !std::isnan(request.plain_seconds) && chosen.valid &&
+                    chosen.seconds + request.exchange_seconds < request.plain_seconds;
   out.use = chosen.valid && (pays || request.mode == "yes");
   const std::string against =
       std::isnan(request.plain_seconds)
@@ -184,7 +191,10 @@ TimeTileChoice choose_time_tile(const calc::Calculation& calc, const TimeTileReq
   std::string predicted;
   for (const model::TimeTilePrediction& p : out.predicted)
     predicted += (predicted.empty() ? "" : " + ") + p.text();
-  if (out.predicted.size() > 1) predicted += fmt::format(" = {:.3f} ms", out.seconds * 1e3);
+  if (request.exchange_seconds > 0)
+    predicted += fmt::format(" + the exchange {:.3f} ms", request.exchange_seconds * 1e3);
+  if (out.predicted.size() > 1 || request.exchange_seconds > 0)
+    predicted += fmt::format(" = {:.3f} ms", (out.seconds + request.exchange_seconds) * 1e3);
   if (!chosen.valid)
     out.reason = fmt::format("time-tiled step: not for {} ({})", calc.name, predicted);
   else if (out.use)

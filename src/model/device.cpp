@@ -108,6 +108,12 @@ const std::vector<Quantity>& quantities() {
       {"interconnect_bandwidth", "GB/s", "",
        "bytes of one message per second of a ghost exchange between two ranks",
        &Device::interconnect_bandwidth, false, true},
+      {"ghost_fill_latency", "us", "",
+       "one ghost exchange's fill on the device (periodic wrap, copies) of almost no bytes",
+       &Device::ghost_fill_latency, false, true},
+      {"ghost_fill_bandwidth", "GB/s", "",
+       "ghost points' bytes read and written per second of one exchange's fill on the device",
+       &Device::ghost_fill_bandwidth, false, true},
   };
   return table;
 }

@@ -91,6 +91,11 @@ struct Device {
   // Measured by `mpirun -n 2 saguaro calibrate --interconnect`; model::message_seconds.
   double interconnect_latency = 0;   // an exchange of an almost empty message [us]
   double interconnect_bandwidth = 0; // bytes of one message per second of the exchange [GB/s]
+  // The ghost fill of one exchange on one GPU (the periodic wrap and the boundary copies of
+  // every evolved variable): ghost_fill_latency + bytes read and written / ghost_fill_bandwidth;
+  // model::ghost_fill_seconds (optional: 0 = not priced) [us], [GB/s]
+  double ghost_fill_latency = 0;
+  double ghost_fill_bandwidth = 0;
 
   // Where each value came from, by YAML name.
   std::map<std::string, std::string> sources;

@@ -102,6 +102,11 @@ bool describes_interconnect(const Device& d) {
   return d.interconnect_latency > 0 && d.interconnect_bandwidth > 0;
 }
 
+double ghost_fill_seconds(const Device& d, double bytes) {
+  if (bytes <= 0 || d.ghost_fill_bandwidth <= 0) return 0;
+  return d.ghost_fill_latency * 1e-6 + bytes / (d.ghost_fill_bandwidth * 1e9);
+}
+
 double message_seconds(const Device& d, double bytes) {
   if (bytes <= 0) return 0;
   if (!describes_interconnect(d))

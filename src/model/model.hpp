@@ -137,6 +137,10 @@ double launch_seconds(const Device& device, const LaunchGeometry& g, double cycl
 double message_seconds(const Device& device, double bytes);
 // Whether the device describes its interconnect (both quantities positive).
 bool describes_interconnect(const Device& device);
+// The fill of one ghost exchange on the device (the periodic wrap and copies of every evolved
+// variable, `bytes` read and written): ghost_fill_latency + bytes / ghost_fill_bandwidth
+// [seconds]; 0 where the description has no ghost fill or there are no bytes.
+double ghost_fill_seconds(const Device& device, double bytes);
 
 // Blocks of `threads` threads, `registers_per_thread` registers each (allocated per warp in the
 // device's units) and `shared_bytes` of shared memory resident on one SM: the smallest of the

@@ -232,6 +232,12 @@ TEST(SumsByInput, TheModelPicksThemWhereItPricesThemCheapest) {
   EXPECT_LT(r.best.seconds, r.runners_up.front().seconds);
   EXPECT_NE(r.runners_up.front().origin.find("one kernel"), std::string::npos)
       << r.runners_up.front().origin;
+  // The finish times the search's own best second.
+  EXPECT_TRUE(r.best_is_register_fit);
+  const std::vector<calc::Mapping> timed = finish_candidates(b3, r, calc::default_mapping(b3), 4);
+  ASSERT_GE(timed.size(), 2u);
+  EXPECT_EQ(timed[0], r.best.mapping);
+  EXPECT_EQ(timed[1], r.runners_up.front().mapping);
 }
 
 } // namespace

@@ -142,6 +142,25 @@ TEST(TimeTileChoice, ATileThatDoesNotCompileIsPricedOut) {
   EXPECT_FALSE(choice.parts[0].tile == refused) << choice.reason;
 }
 
+// The plain step pays an exchange at every stage, a time-tiled one once after its tiles: the tiles
+// win against a plain step that costs the same work plus three more exchanges, and lose where
+// their own exchange tips the balance.
+TEST(TimeTileChoice, TheTiledStepPaysOneExchange) {
+  const Wave wave(4);
+  const double tiles = mapper::choose_time_tile(*wave.rhs, wave.request(1.80)).seconds;
+  ASSERT_GT(tiles, 0);
+  mapper::TimeTileRequest r = wave.request(0);
+  r.exchange_seconds = 45e-6;
+  r.plain_seconds = tiles + 20e-6; // less than the tiles and their exchange
+  mapper::TimeTileChoice choice = mapper::choose_time_tile(*wave.rhs, r);
+  EXPECT_FALSE(choice.use) << choice.reason;
+  EXPECT_NE(choice.reason.find("+ the exchange 0.045 ms"), std::string::npos) << choice.reason;
+  r.plain_seconds = tiles - 20e-6 + 4 * r.exchange_seconds; // its work, and four exchanges
+  choice = mapper::choose_time_tile(*wave.rhs, r);
+  EXPECT_TRUE(choice.use) << choice.reason;
+  EXPECT_NEAR(choice.seconds, tiles, 1e-12); // the tiles' own time; the exchange is apart
+}
+
 // Maxwell's best cut, priced with estimated registers on the H200, is already 1.2 times the plain
 // step a run measured (3.79 against 3.16 ms): in "auto" nothing is compiled to re-price it (ptxas
 // then made it 6.2 ms, after 2.5 s of a run's start); "yes" still re-prices.
@@ -163,6 +182,11 @@ TEST(TimeTileChoice, AHopelessStepCompilesNothing) {
       << choice.reason;
   EXPECT_EQ(compiled, 0);
   EXPECT_EQ(told, 0);
+  // Within the margin, 1.08 times a plain step of 3.5 ms, but its tiles already spill in the
+  // estimate (480 and 960 bytes): still nothing compiled.
+  r.plain_seconds = 3.5e-3;
+  EXPECT_FALSE(mapper::choose_time_tile(*maxwell.rhs, r).use);
+  EXPECT_EQ(compiled, 0);
   r.mode = "yes";
   mapper::choose_time_tile(*maxwell.rhs, r);
   EXPECT_GT(compiled, 0);

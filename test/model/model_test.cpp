@@ -474,6 +474,18 @@ TEST(Model, PointsSummedByInputKeepMoreLoadsInFlight) {
   EXPECT_EQ(model::predict(k, off, r).T_lat, plain.T_lat);
 }
 
+// One exchange's ghost fill on the device: latency + bytes / bandwidth; nothing where the
+// description has no ghost fill or there is nothing to fill.
+TEST(Model, GhostFillIsLatencyPlusBytesOverBandwidth) {
+  model::Device d = h100();
+  d.ghost_fill_latency = 20;     // us
+  d.ghost_fill_bandwidth = 1000; // GB/s
+  EXPECT_DOUBLE_EQ(model::ghost_fill_seconds(d, 25.6e6), 20e-6 + 25.6e6 / 1e12);
+  EXPECT_EQ(model::ghost_fill_seconds(d, 0), 0);
+  d.ghost_fill_bandwidth = 0;
+  EXPECT_EQ(model::ghost_fill_seconds(d, 25.6e6), 0);
+}
+
 TEST(Model, CpuRooflineCountsCompulsoryTraffic) {
   model::Device host;
   host.kind = "cpu";
