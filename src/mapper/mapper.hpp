@@ -134,7 +134,8 @@ struct MapResult {
   // distinct, where a stage splits; and one thread per point with its registers capped so an
   // SM holds every thread it can (occupancy.hpp), where that changes the kernel; and the
   // default mapping with register queues along z (queues.hpp), where they apply. The empirical
-  // finish always times them: the model's register estimate does not see what they save.
+  // finish always times them: the model's register estimate does not see what they save. The
+  // one the model prices below the search's best is `best` instead (best_is_register_fit).
   std::vector<PricedMapping> register_fits;
   // Whether `best` is a register fit the model priced below the search's best, which is then
   // runners_up.front() (mapper.cpp, promote_cheapest_register_fit).
