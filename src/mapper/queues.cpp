@@ -94,7 +94,18 @@ std::vector<calc::Mapping> sums_by_input_candidates(const calc::Calculation& cal
   double needed = 0;
   for (std::size_t k = 0; k < profiles.size(); ++k)
     needed = std::max(needed, model::estimated_registers(profiles[k]) + 2.0 * running_sums[k]);
-  return uncapped_and_capped(std::move(base), needed, device);
+  // And at half the points (at least 2), with ptxas's registers: the wave equation's fastest
+  // (H200: B1 z 32x8x4 138.1-138.9 us against 140.3-143.2 at 8 points, B2 162.4-163.6 against
+  // 165.0-166.2; B3 keeps 8 points, 4/SM; bench/results/2026-11-29-lockstep-model-H200.md).
+  calc::Mapping half = base;
+  bool halves = true;
+  for (calc::KernelMapping& k : half.kernels) {
+    k.block.tee /= 2;
+    halves = halves && k.block.tee >= 2;
+  }
+  std::vector<calc::Mapping> out = uncapped_and_capped(std::move(base), needed, device);
+  if (halves) out.push_back(std::move(half));
+  return out;
 }
 
 } // namespace saguaro::mapper

@@ -479,10 +479,12 @@ std::vector<std::string> verify_candidates(const calc::Program& program, const T
       if (const int blocks = queues ? capped(list[j], *queues) : 0; j > 0 && blocks > 0)
         label = fmt::format(" register queues, {}/SM", blocks);
       if (j > 0 && label.empty() && !list[j].kernels.empty() &&
-          list[j].kernels.front().block.sums_by_input)
-        label = list[j].kernels.front().block.min_blocks > 0
-                    ? fmt::format(" sums by input, {}/SM", list[j].kernels.front().block.min_blocks)
-                    : " sums by input";
+          list[j].kernels.front().block.sums_by_input) {
+        const calc::BlockConfig& b = list[j].kernels.front().block;
+        label = b.min_blocks > 0
+                    ? fmt::format(" sums by input, {} points, {}/SM", b.tee, b.min_blocks)
+                    : fmt::format(" sums by input, {} points", b.tee);
+      }
       line += fmt::format("{} {:.3f} ms{}", j ? "," : "", seconds[j] * 1e3, label);
       labels.push_back(label);
     }

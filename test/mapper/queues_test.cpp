@@ -186,20 +186,25 @@ TEST(SumsByInput, OfferedToTheFinishWhereTheyApply) {
   const calc::Program mb = test::lower_file("par/microbench.edl", 4);
   const calc::Calculation& b3 = test::calc_named(mb, "microbench");
   const std::vector<calc::Mapping> offered = sums_by_input_candidates(b3, h200);
-  ASSERT_EQ(offered.size(), 2u);
+  ASSERT_EQ(offered.size(), 3u);
   const calc::Mapping expected = calc::buffered_mapping(
       b3, calc::Buffering::Queue, calc::parse_block_config("z 32x8x8 by-input"));
   EXPECT_EQ(offered[0], expected);
   EXPECT_EQ(calc::to_string(offered[1].kernels[0].block), "z 32x8x8 4/SM by-input");
+  EXPECT_EQ(offered[2], calc::buffered_mapping(b3, calc::Buffering::Queue,
+                                               calc::parse_block_config("z 32x8x4 by-input")));
   const MapResult r = map_calculation(b3, h200);
   const std::vector<calc::Mapping> timed = finish_candidates(b3, r, calc::default_mapping(b3), 4);
   EXPECT_EQ(std::count(timed.begin(), timed.end(), offered[1]), 1);
+  EXPECT_EQ(std::count(timed.begin(), timed.end(), offered[2]), 1);
 
   calc::Mapping kept;
   const std::vector<std::string> lines =
       finish_of_three(mb, "microbench", offered[0], offered[1], kept);
   ASSERT_FALSE(lines.empty());
-  EXPECT_THAT(lines[0], HasSubstr("2.000 ms sums by input, 1.000 ms sums by input, 4/SM"));
+  EXPECT_THAT(
+      lines[0],
+      HasSubstr("2.000 ms sums by input, 8 points, 1.000 ms sums by input, 8 points, 4/SM"));
   EXPECT_EQ(kept, offered[1]);
 
   const calc::Program maxwell = test::lower_file("par/maxwell.edl", 4);
@@ -210,7 +215,7 @@ TEST(SumsByInput, OfferedToTheFinishWhereTheyApply) {
   const calc::Program wave = test::lower_file("par/wave.edl", 8);
   const std::vector<calc::Mapping> wave_offered =
       sums_by_input_candidates(test::calc_named(wave, "wave_rhs"), h200);
-  ASSERT_EQ(wave_offered.size(), 2u);
+  ASSERT_EQ(wave_offered.size(), 3u);
   EXPECT_EQ(calc::to_string(wave_offered[1].kernels[0].block), "z 32x8x8 4/SM by-input");
   EXPECT_TRUE(sums_by_input_candidates(test::calc_named(wave, "wave_init"), h200).empty());
   const calc::Program bssn = test::lower_file("par/bssn/bssn.edl", 4);
