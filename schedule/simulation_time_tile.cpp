@@ -85,10 +85,11 @@ double Simulation::plain_step_seconds(const model::Device& device) const {
   };
   double total = 0;
   const double arrays = double(patch.points()) * 8 / (device.dram_bandwidth * 1e9);
+  const double fill = exchange_fill_seconds(device);
   for (const schedule::StepOp& op : step_->plan().ops) {
     using Kind = schedule::StepOp::Kind;
     if (op.kind == Kind::exchange_begin) {
-      total += exchange_fill_seconds(device);
+      total += fill;
       continue;
     }
     if (op.kind == Kind::combine) {

@@ -194,7 +194,7 @@ void add_lockstep_family(Candidates& cands, const calc::Calculation& calc) {
     for (calc::Buffering s : {calc::Buffering::Unbuffered, calc::Buffering::Queue}) {
       calc::Mapping m = calc::default_mapping(calc);
       for (calc::KernelMapping& k : m.kernels) k.block = blk;
-      if (!uniform(calc, m, s) && s != calc::Buffering::Unbuffered) continue;
+      if (!uniform(calc, m, s)) continue; // q applies to no input (u always "applies")
       std::vector<calc::Mapping> forms;
       if (s == calc::Buffering::Queue) forms.push_back(m);
       calc::Mapping summed = m;

@@ -391,6 +391,7 @@ void drop_candidates_changed_by_folding(const calc::Program& program, std::size_
                                         std::size_t folded, RunPlan& plan) {
   const calc::FoldedForm& form = program.folded_forms.at(folded);
   CalculationPlan& p = plan.calculations.at(plain);
+  if (p.candidates.empty()) return;
   std::vector<calc::Mapping> kept, as_folded;
   for (const calc::Mapping& m : p.candidates) {
     calc::Mapping f = calc::fold_mapping(form, program.calculations.at(plain),
@@ -404,7 +405,6 @@ void drop_candidates_changed_by_folding(const calc::Program& program, std::size_
     as_folded.push_back(std::move(f));
     kept.push_back(m);
   }
-  if (p.candidates.empty()) return;
   if (kept.empty()) kept.push_back(p.candidates.front()); // nothing else to run
   // The mapper's choice whose sums by input the folding drops (Maxwell's, which the model picks
   // for its plain form) would run as other kernels than the model priced: the next candidate is

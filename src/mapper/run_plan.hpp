@@ -157,8 +157,9 @@ std::vector<calc::Mapping> finish_candidates(const calc::Calculation& calc, cons
 // The candidates of calculation `plain` when they are timed in its folded form `folded`
 // (Simulation::timed_form), less those the folding changes: whose sums by input the folded
 // stores do not allow (calc::fold_mapping drops them: Maxwell's), which would be timed as other
-// kernels than their label says, and those that fold to the same kernels as an earlier one. The
-// first, the mapper's choice, stays.
+// kernels than their label says, and those that fold to the same kernels as an earlier one. Where
+// that drops the first, the mapper's choice, the next candidate is the choice (CalculationPlan::
+// mapping) and the folded forms follow it; where it would drop them all, the first stays.
 void drop_candidates_changed_by_folding(const calc::Program& program, std::size_t plain,
                                         std::size_t folded, RunPlan& plan);
 

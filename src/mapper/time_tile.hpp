@@ -9,7 +9,8 @@
 // part, every calc::time_tile_candidates entry priced with estimated registers; the `recheck`
 // best tiles of each part of the two best cuts compiled (by the host's `resources`) and priced
 // again with ptxas's registers and spills (not in "auto" where the best estimate is already
-// 1.15 times the plain step); the fastest cut kept (a step's time: its parts').
+// 1.15 times the plain step, or already slower and spilling); the fastest cut kept (a step's
+// time: its parts' and one exchange's).
 #pragma once
 
 #include "calc/calculation.hpp"
