@@ -206,10 +206,12 @@ bool check_and_time(Context& ctx, const bench::Benchmark& b, const bench::Loaded
 // The mapping a run chooses: the empirical finish's candidates (mapper::finish_candidates with
 // Saguaro::mapper_verify's default, 4), each compiled (one backend for all, so that their
 // timings stay apart from the row's) and timed as the suite times a row, the fastest kept by
-// mapper::verify_candidates. Fills the row's "finish" with every candidate's time.
+// mapper::verify_candidates. Fills the row's "finish" with every candidate's time and its
+// price with ptxas's registers, spills and shared memory ("priced_s"); the candidate the model
+// so picks, the mapper's choice once the compiler has spoken, is marked "priced_pick".
 calc::Mapping empirical_finish(Context& ctx, const bench::Benchmark& b,
                                const bench::LoadedBenchmark& lb, const mapper::MapResult& r,
-                               json& row) {
+                               const mapper::MapperOptions& mo, json& row) {
   const calc::Calculation& calc = lb.calculation();
   const std::vector<calc::Mapping> candidates =
       mapper::finish_candidates(calc, r, calc::default_mapping(calc), 4);
@@ -238,13 +240,29 @@ calc::Mapping empirical_finish(Context& ctx, const bench::Benchmark& b,
           ctx.opt, [&] { compiled[j][lb.rhs]->run(patch.args); }, backend->space())));
     return seconds;
   };
-  const std::vector<std::string> lines = mapper::verify_candidates(lb.program, time, plan);
+  auto price = [&](std::size_t, const std::vector<calc::Mapping>& list) {
+    std::vector<double> out(list.size(), std::nan(""));
+    for (std::size_t j = 0; j < list.size(); ++j) {
+      std::vector<model::CompiledResources> resources;
+      for (const runtime::KernelResources& k : compiled[j][lb.rhs]->kernel_resources())
+        resources.push_back({k.registers, k.spill_bytes, double(k.shared_bytes)});
+      if (!resources.empty())
+        out[j] = mapper::price_mapping(calc, list[j], *ctx.device, mo, resources).seconds;
+    }
+    return out;
+  };
+  const std::vector<std::string> lines =
+      mapper::verify_candidates(lb.program, time, plan, {}, price);
   json finish = json::array();
   const mapper::CalculationPlan& p = plan.calculations[lb.rhs];
-  for (std::size_t j = 0; j < candidates.size(); ++j)
+  for (std::size_t j = 0; j < candidates.size(); ++j) {
     finish.push_back({{"mapping", calc::to_string(calc, candidates[j])},
                       {"median_s", p.candidate_seconds.at(j)},
                       {"kept", j == p.kept}});
+    if (!p.candidate_priced.empty())
+      finish.back().update(
+          {{"priced_s", p.candidate_priced.at(j)}, {"priced_pick", j == p.priced_pick}});
+  }
   row["finish"] = finish;
   if (!lines.empty()) std::printf("  %s\n", lines.front().c_str());
   return p.mapping;
@@ -273,7 +291,7 @@ json run_saguaro(Context& ctx, const bench::Benchmark& b, const bench::LoadedBen
     chosen = r.best;
     row["search_s"] = r.stats.seconds;
     if (finish) {
-      const calc::Mapping kept = empirical_finish(ctx, b, lb, r, row);
+      const calc::Mapping kept = empirical_finish(ctx, b, lb, r, mo, row);
       if (!(kept == chosen.mapping)) chosen = mapper::price_mapping(calc, kept, *ctx.device, mo);
     }
   } else {

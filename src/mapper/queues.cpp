@@ -103,8 +103,23 @@ std::vector<calc::Mapping> sums_by_input_candidates(const calc::Calculation& cal
     k.block.tee /= 2;
     halves = halves && k.block.tee >= 2;
   }
+  // And at 2 points with every thread slot of an SM filled (full_occupancy_cap: 32 registers
+  // at 256 threads, room for a few running sums). ptxas's estimate-defying fits decide it, so
+  // the finish times it: on the H200, B4 (Maxwell, 12 sums) ran z 32x8x2 8/SM at 32 registers
+  // without a spill in 493.1-493.8 us against 520.7-534.4 for the same kernel uncapped or at
+  // 4/SM (492.6 with every input read-only), and B2 at 162.7 us against 162.9-165.6 at 4 and 8
+  // points (two bench_mapper recordings of 2026-11-29-lockstep-model-H200.md);
+  // where it loses (B1 141 against 136 us, B3 562 against 512) the screening launch says so.
+  calc::Mapping packed = base;
+  const OccupancyCap full = full_occupancy_cap(device, base.kernels.front().block.threads());
+  for (calc::KernelMapping& k : packed.kernels) {
+    k.block.tee = 2;
+    k.block.min_blocks = full.blocks;
+  }
   std::vector<calc::Mapping> out = uncapped_and_capped(std::move(base), needed, device);
   if (halves) out.push_back(std::move(half));
+  if (full.blocks > 0 && std::find(out.begin(), out.end(), packed) == out.end())
+    out.push_back(std::move(packed));
   return out;
 }
 
