@@ -104,6 +104,15 @@ bool too_many_temporaries(const calc::Calculation& calc, const calc::Mapping& ma
 // register_fit_mapping at each pair of `budgets` (fractions of live_value_budget; the mapper's
 // are kFissionBudgets, bench_mapper measures a wider grid), in that order, leaving out those
 // that split no stage, repeat an earlier one or store too many temporaries.
+// The block the empirical finish also times every register-fit fission at, beside the default
+// (unbuffered kernels: only the block changes). The fastest block of the same fission differs
+// between GPUs by a few percent: BSSN fd 4 at 256^3, 80 live values merged to 150, on the H200
+// (2026-11-29, bench/results/2026-11-29-fission-blocks-H200.md) 18.21 ms at z 64x4x4 against
+// 18.81 at z 32x8x8 and 19.88 at z 32x4x8; on the H100 (2026-11-28, before tile groups,
+// 2026-11-28-mapper-bssn-sectors-H100.md) 80 merged to 110 ran 25.39 ms at z 32x4x8, 26.37 at
+// z 32x8x8, 27.13 at z 64x4x4.
+inline constexpr const char* kFissionTwinBlock = "z 64x4x4";
+
 struct FissionCandidate {
   calc::Mapping mapping;
   std::string origin; // "register-fit fission (80 live values, merged to 140)"

@@ -257,13 +257,25 @@ MapResult map_calculation(const calc::Calculation& calc, const model::Device& de
     // default block configuration: the shape whose live values the fission counted (the
     // model's strategies add register pipelines and planes, and its kernels then spilled:
     // H100, 2026-11-25, 64 ms against 32 ms unbuffered).
-    if (options.partition)
-      for (const FissionCandidate& f :
-           register_fit_candidates(calc, device.max_registers_per_thread)) {
+    // And each at kFissionTwinBlock, after them all: which block such kernels run fastest at
+    // differs between GPUs by a few percent (fission.hpp), so the finish times both.
+    if (options.partition) {
+      const std::vector<FissionCandidate> fissions =
+          register_fit_candidates(calc, device.max_registers_per_thread);
+      for (const FissionCandidate& f : fissions) {
         if (f.mapping == result.best.mapping) continue;
         result.register_fits.push_back(price_mapping(calc, f.mapping, device, options));
         result.register_fits.back().origin = f.origin;
       }
+      const calc::BlockConfig twin = calc::parse_block_config(kFissionTwinBlock);
+      for (const FissionCandidate& f : fissions) {
+        calc::Mapping m = f.mapping;
+        for (calc::KernelMapping& k : m.kernels) k.block = twin;
+        if (m == f.mapping || m == result.best.mapping) continue;
+        result.register_fits.push_back(price_mapping(calc, m, device, options));
+        result.register_fits.back().origin = f.origin + " at " + kFissionTwinBlock;
+      }
+    }
     // One thread per point with its registers capped for every thread slot (occupancy.hpp).
     if (std::optional<calc::Mapping> full = full_occupancy_candidate(calc, device);
         full && !(*full == result.best.mapping)) {

@@ -193,6 +193,16 @@ TEST(Fission, TheEmpiricalFinishTimesIt) {
     EXPECT_EQ(std::count(timed.begin(), timed.end(), m.mapping), 1);
   }
   EXPECT_EQ(timed.front(), r.best.mapping);
+  // Every fission also at kFissionTwinBlock, after them all, the same kernels at that block.
+  const std::size_t n = r.register_fits.size() / 2;
+  ASSERT_EQ(r.register_fits.size(), 2 * n);
+  for (std::size_t q = 0; q < n; ++q) {
+    const PricedMapping& twin = r.register_fits[n + q];
+    EXPECT_EQ(twin.origin, r.register_fits[q].origin + " at z 64x4x4");
+    calc::Mapping moved = r.register_fits[q].mapping;
+    for (calc::KernelMapping& k : moved.kernels) k.block = calc::parse_block_config("z 64x4x4");
+    EXPECT_TRUE(twin.mapping == moved) << twin.origin;
+  }
   // Not when the finish is off (one candidate: the model's).
   EXPECT_EQ(finish_candidates(rhs, r, calc::default_mapping(rhs), 1).size(), 3u);
 }
