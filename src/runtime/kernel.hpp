@@ -14,6 +14,7 @@
 #include "runtime/array_space.hpp"
 
 #include <array>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -232,6 +233,21 @@ public:
     (void)calculation;
     (void)plan;
     return nullptr;
+  }
+  // Starts compiling the calculations `wanted` marks under `mappings` into the backend's cache
+  // on threads of their own and returns at once; the future is ready when they are done. A
+  // later compile of the same modules then loads them from the cache (the empirical finish
+  // compiles the folded forms of the candidate the model prices cheapest while the candidates
+  // are timed). Errors are left to that compile. Here: nothing to do, a ready future.
+  virtual std::future<void> precompile(const calc::Program& program,
+                                       std::vector<calc::Mapping> mappings,
+                                       std::vector<bool> wanted) {
+    (void)program;
+    (void)mappings;
+    (void)wanted;
+    std::promise<void> done;
+    done.set_value();
+    return done.get_future();
   }
   // Compiles the time-tiled steps of `plans` ahead, at once (the CUDA backend: NVRTC in parallel
   // threads, into its cache), so that compile_time_tile then loads each from the cache. Errors

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <limits>
 #include <memory>
 #include <random>
@@ -619,6 +621,31 @@ TEST_F(CudaBackendTest, KernelsSharingTemporariesMatchTheInterpreter) {
     check_backend_on(program, mappings, *backend);
   }
   EXPECT_GT(split, 0) << "no calculation could be split with a temporary";
+}
+
+// What precompile compiles in the background, a later compile loads from the cache; what it was
+// not asked for, NVRTC compiles.
+TEST_F(CudaBackendTest, PrecompiledModulesLoadFromTheCache) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path.empty());
+  runtime::BackendOptions options;
+  options.cache_dir = dir.path.string();
+  const calc::Program program = lower_file("par/wave.edl");
+  std::vector<calc::Mapping> mappings;
+  for (const calc::Calculation& c : program.calculations)
+    mappings.push_back(calc::one_thread_per_point(c));
+  auto backend = runtime::make_backend("cuda", options);
+  std::vector<bool> wanted(program.calculations.size(), true);
+  wanted.back() = false;
+  std::future<void> done = backend->precompile(program, mappings, wanted);
+  ASSERT_EQ(done.wait_for(std::chrono::minutes(5)), std::future_status::ready);
+  done.get();
+  std::vector<bool> only_wanted = wanted, only_last(wanted.size(), false);
+  only_last.back() = true;
+  backend->compile_sets(program, {mappings}, only_wanted);
+  EXPECT_THAT(backend->compile_summary(), HasSubstr("from the cache (no NVRTC compilation)"));
+  backend->compile_sets(program, {mappings}, only_last);
+  EXPECT_THAT(backend->compile_summary(), HasSubstr("compiled by NVRTC"));
 }
 
 TEST_F(CudaBackendTest, SecondCompileIsFromTheCacheAndLaunchesAreTimed) {

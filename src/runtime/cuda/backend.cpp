@@ -476,6 +476,24 @@ public:
     return d;
   }
 
+  std::future<void> precompile(const calc::Program& program, std::vector<calc::Mapping> mappings,
+                               std::vector<bool> wanted) override {
+    return std::async(std::launch::async, [&program, mappings = std::move(mappings),
+                                           wanted = std::move(wanted), options = compile_options(),
+                                           arch = info_.arch(), layout = options_.array_layout] {
+      std::vector<std::future<void>> pending;
+      for (std::size_t c = 0; c < wanted.size() && c < program.calculations.size(); ++c)
+        if (wanted[c])
+          pending.push_back(std::async(std::launch::async, [&, c] {
+            try {
+              compile_generated(program, mappings, arch, options, int(c), layout);
+            } catch (const std::exception&) { // compile reports it
+            }
+          }));
+      for (auto& p : pending) p.wait();
+    });
+  }
+
   void precompile_time_tiles(const calc::Program& program, int calculation,
                              const std::vector<calc::TimeTilePlan>& plans) override {
     const calc::Calculation& calc = program.calculations.at(std::size_t(calculation));
