@@ -179,29 +179,33 @@ TEST(SumsByInput, ShortFormAndRefusals) {
 
 // Offered to the finish where the sums apply to a stencil: the micro-benchmark at 8 points with
 // ptxas's registers and capped at 4 blocks per SM (the estimate, 52 registers, and 16 for the 8
-// sums allow 3), at 4 points, and at 2 points with every thread slot filled; the wave equation's
-// right-hand side alike; Maxwell's at 2 points (six sums, at most 16 held); not BSSN's, nor
-// pointwise initial data.
+// sums allow 3), at 4 points (also in rows of 64 at 2/SM), and at 2 points with every thread slot
+// filled; the wave equation's right-hand side alike; Maxwell's at 2 points (six sums, at most 16
+// held); not BSSN's, nor pointwise initial data.
 TEST(SumsByInput, OfferedToTheFinishWhereTheyApply) {
   const model::Device h200 = test::device("h200");
   const calc::Program mb = test::lower_file("par/microbench.edl", 4);
   const calc::Calculation& b3 = test::calc_named(mb, "microbench");
   const std::vector<calc::Mapping> offered = sums_by_input_candidates(b3, h200);
-  ASSERT_EQ(offered.size(), 4u);
+  ASSERT_EQ(offered.size(), 5u);
   const calc::Mapping expected = calc::buffered_mapping(
       b3, calc::Buffering::Queue, calc::parse_block_config("z 32x8x8 by-input"));
   EXPECT_EQ(offered[0], expected);
   EXPECT_EQ(calc::to_string(offered[1].kernels[0].block), "z 32x8x8 4/SM by-input");
   EXPECT_EQ(offered[2], calc::buffered_mapping(b3, calc::Buffering::Queue,
                                                calc::parse_block_config("z 32x8x4 by-input")));
-  // And at 2 points with every thread slot filled (8 blocks of 256 threads: 32 registers).
+  // The same in rows of 64 at 2 blocks per SM, and at 2 points with every thread slot filled
+  // (8 blocks of 256 threads: 32 registers).
   EXPECT_EQ(offered[3], calc::buffered_mapping(b3, calc::Buffering::Queue,
+                                               calc::parse_block_config("z 64x4x4 2/SM by-input")));
+  EXPECT_EQ(offered[4], calc::buffered_mapping(b3, calc::Buffering::Queue,
                                                calc::parse_block_config("z 32x8x2 8/SM by-input")));
   const MapResult r = map_calculation(b3, h200);
   const std::vector<calc::Mapping> timed = finish_candidates(b3, r, calc::default_mapping(b3), 4);
   EXPECT_EQ(std::count(timed.begin(), timed.end(), offered[1]), 1);
   EXPECT_EQ(std::count(timed.begin(), timed.end(), offered[2]), 1);
   EXPECT_EQ(std::count(timed.begin(), timed.end(), offered[3]), 1);
+  EXPECT_EQ(std::count(timed.begin(), timed.end(), offered[4]), 1);
 
   calc::Mapping kept;
   const std::vector<std::string> lines =
@@ -221,7 +225,7 @@ TEST(SumsByInput, OfferedToTheFinishWhereTheyApply) {
   const calc::Program wave = test::lower_file("par/wave.edl", 8);
   const std::vector<calc::Mapping> wave_offered =
       sums_by_input_candidates(test::calc_named(wave, "wave_rhs"), h200);
-  ASSERT_EQ(wave_offered.size(), 4u);
+  ASSERT_EQ(wave_offered.size(), 5u);
   EXPECT_EQ(calc::to_string(wave_offered[1].kernels[0].block), "z 32x8x8 4/SM by-input");
   EXPECT_TRUE(sums_by_input_candidates(test::calc_named(wave, "wave_init"), h200).empty());
   const calc::Program bssn = test::lower_file("par/bssn/bssn.edl", 4);
