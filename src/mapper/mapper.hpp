@@ -131,9 +131,10 @@ struct MapResult {
   // Mappings made to fit a register budget, priced (Method::Model and Exhaustive only): the
   // register-fit fissions (fission.hpp: every stage split into kernels whose live values fit a
   // budget, unbuffered, at the default block configuration) at the budgets of kFissionBudgets,
-  // distinct, where a stage splits; and one thread per point with its registers capped so an
-  // SM holds every thread it can (occupancy.hpp), where that changes the kernel; and the
-  // default mapping with register queues along z (queues.hpp), where they apply. The empirical
+  // distinct, where a stage splits, and then each again at kFissionTwinBlock; one thread per
+  // point with its registers capped so an SM holds every thread it can (occupancy.hpp), where
+  // that changes the kernel; the default mapping with register queues along z, and the same
+  // with a thread's points summed by input (queues.hpp), where they apply. The empirical
   // finish always times them: the model's register estimate does not see what they save. The
   // one the model prices below the search's best is `best` instead (best_is_register_fit).
   std::vector<PricedMapping> register_fits;

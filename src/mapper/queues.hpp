@@ -40,7 +40,9 @@ std::vector<calc::Mapping> register_queue_candidates(const calc::Calculation& ca
 // and some input is read at more than one offset: at t_ee = 8 (fewer where a kernel stores
 // several sums, so that at most 16 running sums are held), once with ptxas's choice of registers
 // and once capped at one block per SM more than the expected registers (the register estimate
-// plus two per running sum) allow; and at half the points (at least 2) with ptxas's registers.
+// plus two per running sum) allow; at half the points (at least 2) with ptxas's registers, and
+// again in rows twice as wide at 2 blocks per SM; and at 2 points with every thread slot of an
+// SM filled (queues.cpp says what each won on the H200).
 // On the H200 (2026-11-29, bench/results/2026-11-29-sums-by-input-H200.md) B3 went from 648 to
 // 518 us (4 blocks per SM) and B2's kernel from 176.8 to 167.3 us (ptxas's registers); at half
 // the points B1 and B2 run 2% faster again (2026-11-29-lockstep-model-H200.md).

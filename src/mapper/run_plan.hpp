@@ -148,8 +148,9 @@ void plan_launches(const calc::Program& program, const ExchangeRequest& request,
 // model's pick; the fastest predicted mapping of another structure (another kernel partition,
 // else other block shapes) among the runners-up; further runners-up until there are `verify`;
 // then, always, the run's default mapping and calc::one_thread_per_point (the naive kernel's
-// shape), and the register-fit fissions, the register-capped one thread per point and the
-// register queues where the search made them (MapResult::register_fits).
+// shape), and the register fits where the search made them (MapResult::register_fits: the
+// fissions at two blocks, the register-capped one thread per point, the register queues and
+// the sums by input).
 // Duplicates are left out; the model's pick stays first.
 std::vector<calc::Mapping> finish_candidates(const calc::Calculation& calc, const MapResult& result,
                                              const calc::Mapping& default_mapping, int verify);
