@@ -32,14 +32,6 @@ mapper::Broadcast broadcast_from_root(MPI_Comm comm) {
   };
 }
 
-// The index of the lowest price, prices.size() where none is a number.
-std::size_t cheapest(const std::vector<double>& prices) {
-  std::size_t best = prices.size();
-  for (std::size_t j = 0; j < prices.size(); ++j)
-    if (prices[j] < (best < prices.size() ? prices[best] : HUGE_VAL)) best = j; // NaN never is
-  return best;
-}
-
 // Marks the folded forms of calculation `plain` other than `timed`.
 std::vector<bool> other_folded_forms(const calc::Program& program, std::size_t plain,
                                      std::size_t timed) {
@@ -281,7 +273,7 @@ void Simulation::verify_mappings() {
     // The other folded forms of the candidate so priced cheapest start compiling now, while
     // the candidates are timed: the verdict is mostly that candidate, and its forms are then
     // in the cache when the verdict's program is compiled below.
-    const std::size_t j = cheapest(out);
+    const std::size_t j = mapper::cheapest_price(out);
     std::vector<bool> wanted = other_folded_forms(program, plain, i);
     if (j < list.size() && std::find(wanted.begin(), wanted.end(), true) != wanted.end())
       speculative.push_back(backend_->precompile(program, j == 0 ? plan_.mappings() : sets[j - 1],

@@ -419,6 +419,17 @@ void drop_candidates_changed_by_folding(const calc::Program& program, std::size_
 
 // Saguaro::mapper_verify: the fastest candidate of each calculation is kept; every candidate's
 // timing stays in the plan (and the CUDA backend's in the prediction log).
+std::size_t cheapest_price(const std::vector<double>& prices) {
+  std::size_t best = prices.size();
+  double lowest = std::numeric_limits<double>::infinity();
+  for (std::size_t j = 0; j < prices.size(); ++j)
+    if (prices[j] < lowest) { // NaN never is
+      lowest = prices[j];
+      best = j;
+    }
+  return best;
+}
+
 std::vector<std::string> verify_candidates(const calc::Program& program, const TimeCandidates& time,
                                            RunPlan& plan,
                                            const std::function<std::string(std::size_t)>& timed_as,
@@ -434,13 +445,11 @@ std::vector<std::string> verify_candidates(const calc::Program& program, const T
       p.candidate_priced = price(i, list);
       if (p.candidate_priced.size() != list.size())
         throw std::logic_error("verify_candidates: one price per candidate expected");
-      double lowest = std::numeric_limits<double>::infinity();
-      for (std::size_t j = 0; j < list.size(); ++j)
-        if (p.candidate_priced[j] < lowest) { // NaN never is
-          lowest = p.candidate_priced[j];
-          p.priced_pick = j;
-        }
-      if (std::isinf(lowest)) p.candidate_priced.clear(); // nothing the compiler reported
+      p.priced_pick = cheapest_price(p.candidate_priced);
+      if (p.priced_pick == list.size()) { // nothing the compiler reported
+        p.candidate_priced.clear();
+        p.priced_pick = 0;
+      }
     }
     p.candidate_seconds = time(i, list);
     const std::vector<double>& seconds = p.candidate_seconds;

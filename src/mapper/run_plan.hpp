@@ -164,6 +164,10 @@ std::vector<calc::Mapping> finish_candidates(const calc::Calculation& calc, cons
 void drop_candidates_changed_by_folding(const calc::Program& program, std::size_t plain,
                                         std::size_t folded, RunPlan& plan);
 
+// The index of the lowest price below +inf (NaN: not priced), prices.size() where there is none:
+// the candidate the model picks once the compiler has spoken (CalculationPlan::priced_pick).
+std::size_t cheapest_price(const std::vector<double>& prices);
+
 // Times the candidates of every calculation that has two or more, keeps the fastest (ties: the
 // first) and logs a line each; with plan.verdicts, stores each verdict in the mapping cache
 // (a verdict that cannot be written is a log line, not an error). Returns the new log lines; the

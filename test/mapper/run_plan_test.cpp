@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 namespace saguaro::mapper {
 namespace {
@@ -359,6 +360,16 @@ TEST(RunPlan, FinishCandidatesHoldAnotherStructureTheDefaultAndOnePerPoint) {
   EXPECT_EQ(calc::one_thread_per_point(c).kernels[0].block, (calc::BlockConfig{2, 32, 8, 1}));
   // verify = 1: the model's pick and the two fixed ones only.
   EXPECT_LE(finish_candidates(c, r, def, 1).size(), 3u);
+}
+
+// The candidate the model picks with the compiler's resources: the lowest number, never NaN
+// (not priced) or +inf (invalid); none of them: the list's size.
+TEST(RunPlan, TheCheapestPriceIsANumber) {
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(cheapest_price({nan, 3e-3, 2e-3, inf, 2.5e-3}), 2u);
+  EXPECT_EQ(cheapest_price({1e-3, nan, 1e-3}), 0u); // ties: the first
+  EXPECT_EQ(cheapest_price({nan, inf}), 2u);
+  EXPECT_EQ(cheapest_price({}), 0u);
 }
 
 TEST(RunPlan, AVerdictIsCachedAndTheNextRunTimesNothing) {
