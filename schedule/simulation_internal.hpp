@@ -26,11 +26,6 @@ namespace saguaro::host {
 inline const char* const kFaceNames[3][2] = {
     {"x_lower", "x_upper"}, {"y_lower", "y_upper"}, {"z_lower", "z_upper"}};
 
-// What the compiler made of a kernel, as the model takes it.
-inline model::CompiledResources compiled_resources(const runtime::KernelResources& r) {
-  return {r.registers, r.spill_bytes, double(r.shared_bytes)};
-}
-
 // A compiled calculation, the GridFunctions index of each of its grid functions, and the
 // regions it covers.
 struct Simulation::CalcBinding {

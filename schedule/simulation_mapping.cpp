@@ -260,7 +260,7 @@ void Simulation::verify_mappings() {
       if (k == nullptr) continue;
       std::vector<model::CompiledResources> resources;
       for (const runtime::KernelResources& r : k->kernel_resources())
-        resources.push_back(compiled_resources(r));
+        resources.push_back(runtime::compiled_resources(r));
       if (resources.empty()) continue;
       try {
         out[j] = mapper::price_mapping(program.calculations[i],

@@ -174,7 +174,7 @@ void Simulation::plan_time_tile() {
   request.resources = [&](const calc::TimeTilePlan& plan) {
     std::unique_ptr<runtime::CompiledTimeTile>& k = compiled[key(plan)];
     if (!k) k = backend_->compile_time_tile(program, int(calc), plan);
-    return compiled_resources(k->resources());
+    return runtime::compiled_resources(k->resources());
   };
   time_tile_choice_ = mapper::choose_time_tile(*binding->calc, request);
   if (!time_tile_choice_.use) {

@@ -245,7 +245,7 @@ calc::Mapping empirical_finish(Context& ctx, const bench::Benchmark& b,
     for (std::size_t j = 0; j < list.size(); ++j) {
       std::vector<model::CompiledResources> resources;
       for (const runtime::KernelResources& k : compiled[j][lb.rhs]->kernel_resources())
-        resources.push_back({k.registers, k.spill_bytes, double(k.shared_bytes)});
+        resources.push_back(runtime::compiled_resources(k));
       if (!resources.empty())
         out[j] = mapper::price_mapping(calc, list[j], *ctx.device, mo, resources).seconds;
     }

@@ -121,17 +121,16 @@ std::vector<calc::Mapping> sums_by_input_candidates(const calc::Calculation& cal
   // recordings, 135.7-135.8 us against 138.1-138.9 for the half-points kernel above (80
   // registers against 48); B2 and B3 lose with it (187 against 163 us, 546 against 512).
   calc::Mapping wide = half;
+  bool widens = halves;
   for (calc::KernelMapping& k : wide.kernels) {
-    halves = halves && k.block.tf % 2 == 0;
+    widens = widens && k.block.tf % 2 == 0;
     k.block.tx *= 2;
     k.block.tf /= 2;
     k.block.min_blocks = 2;
   }
   std::vector<calc::Mapping> out = uncapped_and_capped(std::move(base), needed, device);
-  if (halves) {
-    out.push_back(std::move(half));
-    out.push_back(std::move(wide));
-  }
+  if (halves) out.push_back(std::move(half));
+  if (widens) out.push_back(std::move(wide));
   if (full.blocks > 0 && std::find(out.begin(), out.end(), packed) == out.end())
     out.push_back(std::move(packed));
   return out;

@@ -417,8 +417,6 @@ void drop_candidates_changed_by_folding(const calc::Program& program, std::size_
   }
 }
 
-// Saguaro::mapper_verify: the fastest candidate of each calculation is kept; every candidate's
-// timing stays in the plan (and the CUDA backend's in the prediction log).
 std::size_t cheapest_price(const std::vector<double>& prices) {
   std::size_t best = prices.size();
   double lowest = std::numeric_limits<double>::infinity();
@@ -430,6 +428,8 @@ std::size_t cheapest_price(const std::vector<double>& prices) {
   return best;
 }
 
+// Saguaro::mapper_verify: the fastest candidate of each calculation is kept; every candidate's
+// timing stays in the plan (and the CUDA backend's in the prediction log).
 std::vector<std::string> verify_candidates(const calc::Program& program, const TimeCandidates& time,
                                            RunPlan& plan,
                                            const std::function<std::string(std::size_t)>& timed_as,

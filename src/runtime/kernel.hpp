@@ -11,6 +11,7 @@
 #include "calc/code_plan.hpp"
 #include "calc/mapping.hpp"
 #include "calc/time_tile.hpp"
+#include "model/model.hpp"
 #include "runtime/array_space.hpp"
 
 #include <array>
@@ -58,6 +59,11 @@ struct KernelResources {
   int spill_bytes = 0;          // spill stores + loads, per thread
   std::size_t shared_bytes = 0; // per block, static + dynamic
 };
+
+// What the compiler made of a kernel, as the model takes it (model::predict).
+inline model::CompiledResources compiled_resources(const KernelResources& r) {
+  return {r.registers, r.spill_bytes, double(r.shared_bytes)};
+}
 
 class CompiledCalculation {
 public:

@@ -19,6 +19,7 @@
 #include <deque>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <memory>
 #include <stdexcept>
@@ -447,6 +448,18 @@ codegen::TimeTileKernel time_tile_kernel(const calc::Calculation& calc,
   return codegen::generate_time_tile_cuda(calc, plan, name);
 }
 
+// Runs every job on a thread of its own and waits for all: compiles into the cache ahead of
+// the compile that loads them, which reports what failed (so errors are dropped here).
+void compile_ahead(const std::vector<std::function<void()>>& jobs) {
+  std::vector<std::future<void>> pending;
+  for (const std::function<void()>& job : jobs)
+    pending.push_back(std::async(std::launch::async, job));
+  for (auto& p : pending) try {
+      p.get();
+    } catch (const std::exception&) {
+    }
+}
+
 class CudaBackend final : public Backend {
 public:
   explicit CudaBackend(BackendOptions options) : options_(std::move(options)) {
@@ -481,16 +494,12 @@ public:
     return std::async(std::launch::async, [&program, mappings = std::move(mappings),
                                            wanted = std::move(wanted), options = compile_options(),
                                            arch = info_.arch(), layout = options_.array_layout] {
-      std::vector<std::future<void>> pending;
+      std::vector<std::function<void()>> jobs;
       for (std::size_t c = 0; c < wanted.size() && c < program.calculations.size(); ++c)
         if (wanted[c])
-          pending.push_back(std::async(std::launch::async, [&, c] {
-            try {
-              compile_generated(program, mappings, arch, options, int(c), layout);
-            } catch (const std::exception&) { // compile reports it
-            }
-          }));
-      for (auto& p : pending) p.wait();
+          jobs.push_back(
+              [&, c] { compile_generated(program, mappings, arch, options, int(c), layout); });
+      compile_ahead(jobs);
     });
   }
 
@@ -499,15 +508,12 @@ public:
     const calc::Calculation& calc = program.calculations.at(std::size_t(calculation));
     const CompileOptions options = compile_options();
     const std::string arch = info_.arch();
-    std::vector<std::future<void>> pending;
-    for (const calc::TimeTilePlan& plan : plans)
-      pending.push_back(std::async(std::launch::async, [&calc, &options, &arch, plan] {
+    std::vector<std::function<void()>> jobs;
+    for (const calc::TimeTilePlan& plan : plans) // compile_time_tile reports errors per plan
+      jobs.push_back([&calc, &options, &arch, plan] {
         cuda::compile(time_tile_kernel(calc, plan).source, arch, options);
-      }));
-    for (auto& p : pending) try {
-        p.get();
-      } catch (const std::exception&) { // compile_time_tile reports it for its plan
-      }
+      });
+    compile_ahead(jobs);
   }
 
   std::unique_ptr<CompiledTimeTile> compile_time_tile(const calc::Program& program, int calculation,
