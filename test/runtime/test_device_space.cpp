@@ -212,9 +212,18 @@ TEST_P(DeviceSpace, PackAndUnpackMatchTheHostBitForBit) {
   }
 }
 
+// `v` with every row's padding (points alloc_x .. pitch - 1) set to 0: the CUDA space's wrap
+// writes the x gaps between rows whole (saguaro_wrap_x_gaps), their padding as 0.
+std::vector<double> padding_zeroed(std::vector<double> v, int alloc_x, int pitch) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (int(i % std::size_t(pitch)) >= alloc_x) v[i] = 0.0;
+  return v;
+}
+
 // Wrapped ghosts (the exchange of a rank that is its own periodic neighbour): one kernel
 // over the ghost shell gives the host's values bit for bit, every axis combination, 35 fields
-// (two launches of the field table); also with as few owned points as ghost layers.
+// (two launches of the field table); also with as few owned points as ghost layers. The CUDA
+// space writes the padding of the rows it wraps along x as 0.
 TEST_P(DeviceSpace, WrappedGhostsMatchTheHostBitForBit) {
   for (const Alloc alloc : {Alloc{13, 11, 9}, Alloc{13, 6, 7}})
     for (int mask = 1; mask < 8; ++mask) {
@@ -235,14 +244,20 @@ TEST_P(DeviceSpace, WrappedGhostsMatchTheHostBitForBit) {
       }
       host().wrap_ghosts(hp, alloc, pitch, 2, wrap);
       gpu().wrap_ghosts(dp, alloc, pitch, 2, wrap);
-      for (int f = 0; f < 35; ++f)
-        EXPECT_TRUE(same_bits(h[std::size_t(f)], d[std::size_t(f)]->host()));
+      for (int f = 0; f < 35; ++f) {
+        const std::vector<double> got = d[std::size_t(f)]->host();
+        EXPECT_TRUE(same_bits(padding_zeroed(h[std::size_t(f)], alloc[0], pitch),
+                              padding_zeroed(got, alloc[0], pitch)));
+        if (GetParam() == "cuda" && wrap[0]) {
+          EXPECT_TRUE(same_bits(padding_zeroed(got, alloc[0], pitch), got)) << "padding";
+        }
+      }
     }
 }
 
 // The wrap that leaves the ghost layers of an axis whose ghosts arrive by message alone (they
 // may be copied in while it runs): inside z's owned range the host's wrap bit for bit, z's
-// ghost layers untouched.
+// ghost layers untouched (outside the rows' padding).
 TEST_P(DeviceSpace, WrapExceptLeavesArrivingGhostsAlone) {
   if (GetParam() != "cuda") GTEST_SKIP() << "the kokkos space wraps every ghost (its default)";
   const Alloc alloc{13, 11, 9};
@@ -254,13 +269,15 @@ TEST_P(DeviceSpace, WrapExceptLeavesArrivingGhostsAlone) {
   std::vector<double*> hp{h.data()}, dp{d.get()};
   host().wrap_ghosts(hp, alloc, pitch, ghost, {true, true, false});
   gpu().wrap_ghosts_except(dp, alloc, pitch, ghost, {true, true, false}, {false, false, true});
-  const std::vector<double> after = d.host();
+  const std::vector<double> after = padding_zeroed(d.host(), alloc[0], pitch);
+  h = padding_zeroed(h, alloc[0], pitch);
+  const std::vector<double> untouched = padding_zeroed(before, alloc[0], pitch);
   const std::size_t plane = std::size_t(pitch) * alloc[1];
   for (int k = 0; k < alloc[2]; ++k) {
     const bool arriving = k < ghost || k >= alloc[2] - ghost;
     const auto from = std::ptrdiff_t(plane * std::size_t(k)), to = from + std::ptrdiff_t(plane);
-    const std::vector<double> expected(arriving ? before.begin() + from : h.begin() + from,
-                                       arriving ? before.begin() + to : h.begin() + to);
+    const std::vector<double> expected(arriving ? untouched.begin() + from : h.begin() + from,
+                                       arriving ? untouched.begin() + to : h.begin() + to);
     EXPECT_TRUE(same_bits(expected, std::vector<double>(after.begin() + from, after.begin() + to)))
         << "plane " << k;
   }

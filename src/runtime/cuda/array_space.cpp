@@ -24,7 +24,8 @@ constexpr int kPackFields = 32;          // SAGUARO_PACK_FIELDS in support.cu
 // gave 0.546 ms a step against 0.558 for up to 16 (2 per SM 0.546, 4 per SM 0.555, 1/2 0.574).
 constexpr unsigned kExchangeBlocksPerSm = 1;
 
-// Mirrors SaguaroTerms, SaguaroBox, SaguaroFieldTable and SaguaroShell of support.cu.
+// Mirrors SaguaroTerms, SaguaroBox, SaguaroFieldTable, SaguaroShell and SaguaroRowGaps of
+// support.cu.
 struct SupportTerms {
   double a[ArraySpace::max_terms];
   const double* x[ArraySpace::max_terms];
@@ -45,6 +46,13 @@ struct SupportShell { // SaguaroShell
   int boxes;
   int ghost;
   int wrap[3];
+};
+struct SupportRowGaps { // SaguaroRowGaps
+  int alloc[3];
+  int pitch;
+  int ghost;
+  int wrap[3];
+  int row_lo[2], row_hi[2];
 };
 
 enum BoundaryKind : int { kFlat = 0, kStatic = 1, kRadiative = 2 };
@@ -110,6 +118,7 @@ CudaArraySpace::CudaArraySpace() : driver_(Driver::get()) {
       {&unpack_, "saguaro_unpack"},
       {&copy_box_, "saguaro_copy_box"},
       {&wrap_ghosts_, "saguaro_wrap_ghosts"},
+      {&wrap_x_gaps_, "saguaro_wrap_x_gaps"},
       {&reduce_, "saguaro_reduce"},
       {&boundary_, "saguaro_boundary"},
       {&layout_, "saguaro_outer_faces_layout"},
@@ -517,7 +526,36 @@ void CudaArraySpace::wrap_ghosts_except(const std::vector<double*>& fields,
                                         const std::array<int, 3>& alloc, int pitch, int ghost,
                                         const std::array<bool, 3>& wrap,
                                         const std::array<bool, 3>& arriving) {
-  const std::vector<ArrayBox> boxes = wrapped_ghost_boxes(alloc, pitch, ghost, wrap, arriving);
+  // The x slabs by gaps (saguaro_wrap_x_gaps), where this rank is its own x neighbour; the
+  // y and z slabs, x ghosts included, by the shell (its sources wrap along x still).
+  check_wrap_period(alloc, ghost, wrap);
+  std::array<bool, 3> shell_axes = wrap;
+  if (wrap[0] && !arriving[0] && ghost > 0 && !fields.empty()) {
+    shell_axes[0] = false;
+    SupportRowGaps gaps{};
+    for (int a = 0; a < 3; ++a) {
+      gaps.alloc[a] = alloc[a];
+      gaps.wrap[a] = wrap[a] ? 1 : 0;
+    }
+    gaps.pitch = pitch;
+    gaps.ghost = ghost;
+    for (int a = 1; a < 3; ++a) {
+      gaps.row_lo[a - 1] = arriving[std::size_t(a)] ? ghost : 0;
+      gaps.row_hi[a - 1] =
+          arriving[std::size_t(a)] ? alloc[std::size_t(a)] - ghost : alloc[std::size_t(a)];
+    }
+    const std::size_t threads = (std::size_t(alloc[1]) * std::size_t(alloc[2]) + 1) *
+                                std::size_t(pitch - (alloc[0] - 2 * ghost));
+    for (std::size_t first = 0; first < fields.size(); first += kPackFields) {
+      SupportFieldTable table{};
+      int count = int(std::min<std::size_t>(kPackFields, fields.size() - first));
+      for (int i = 0; i < count; ++i) table.p[i] = fields[first + i];
+      void* params[] = {&table, &count, &gaps};
+      launch_1d(wrap_x_gaps_, threads, params);
+    }
+  }
+  const std::vector<ArrayBox> boxes =
+      wrapped_ghost_boxes(alloc, pitch, ghost, shell_axes, arriving);
   if (boxes.empty() || fields.empty()) return;
   SupportShell shell{};
   shell.boxes = int(boxes.size());

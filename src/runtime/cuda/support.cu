@@ -247,6 +247,64 @@ extern "C" __global__ void saguaro_wrap_ghosts(SaguaroFieldTable fields, int cou
       [&](int u, saguaro_index) { *to[u] = v[u]; });
 }
 
+// The x wrap of a rank that is its own x neighbour, gap by gap. The gap between row r's last
+// owned point and row r + 1's first (r's upper x ghosts, r's padding, r + 1's lower x ghosts:
+// pitch - n points for n owned) is contiguous, so consecutive threads write whole sectors (the
+// padding gets 0) and each thread's index arithmetic serves every field. Written as the x
+// slabs of saguaro_wrap_ghosts, point by point, the two ends of a row were two partial
+// sectors written far apart in time: for BSSN's 25 variables at 256^3 on an H200, 0.31 ms of
+// the wrap's 0.48 ms, now 0.13 (bench/results/2026-11-29-wrap-gaps-H200.md).
+struct SaguaroRowGaps {
+  int alloc[3];
+  int pitch;
+  int ghost;
+  int wrap[3]; // along y and z a source in the ghost layers wraps where wrap[a] (the corners)
+  int row_lo[2], row_hi[2]; // the rows wrapped: y, z in [row_lo, row_hi) (arriving axes: owned)
+};
+
+extern "C" __global__ void saguaro_wrap_x_gaps(SaguaroFieldTable fields, int count,
+                                               SaguaroRowGaps s) {
+  SAGUARO_AFTER_PREVIOUS_KERNEL();
+  const int n = s.alloc[0] - 2 * s.ghost, gap = s.pitch - n;
+  const saguaro_index rows = saguaro_index(s.alloc[1]) * s.alloc[2], end = rows * s.pitch;
+  const bool narrow = end <= 0xffffffffll;
+  // Gap r (r = -1 .. rows - 1) starts at row r's point n + ghost; its element e, at pos.
+  SAGUARO_GRID_STRIDE(t, (rows + 1) * gap) {
+    saguaro_index e;
+    const saguaro_index r = saguaro_divmod(t, gap, narrow, e) - 1;
+    const saguaro_index pos = r * s.pitch + n + s.ghost + e;
+    if (pos < 0 || pos >= end) continue;
+    saguaro_index x, y;
+    const saguaro_index z =
+        saguaro_divmod(saguaro_divmod(pos, s.pitch, narrow, x), s.alloc[1], narrow, y);
+    if (y < s.row_lo[0] || y >= s.row_hi[0] || z < s.row_lo[1] || z >= s.row_hi[1]) continue;
+    const bool ghost = x < s.ghost || (x >= n + s.ghost && x < s.alloc[0]);
+    saguaro_index from = 0;
+    if (ghost) {
+      const saguaro_index ny = s.alloc[1] - 2 * s.ghost, nz = s.alloc[2] - 2 * s.ghost;
+      const saguaro_index sx = x < s.ghost ? x + n : x - n;
+      const saguaro_index sy = !s.wrap[1]          ? y
+                               : y < s.ghost       ? y + ny
+                               : y >= s.ghost + ny ? y - ny
+                                                   : y;
+      const saguaro_index sz = !s.wrap[2]          ? z
+                               : z < s.ghost       ? z + nz
+                               : z >= s.ghost + nz ? z - nz
+                                                   : z;
+      from = (sz * s.alloc[1] + sy) * s.pitch + sx;
+    }
+    for (int f0 = 0; f0 < count; f0 += SAGUARO_ILP) {
+      double v[SAGUARO_ILP];
+#pragma unroll
+      for (int u = 0; u < SAGUARO_ILP; ++u)
+        v[u] = ghost && f0 + u < count ? fields.p[f0 + u][from] : 0.0;
+#pragma unroll
+      for (int u = 0; u < SAGUARO_ILP; ++u)
+        if (f0 + u < count) fields.p[f0 + u][pos] = v[u];
+    }
+  }
+}
+
 // Launched with SAGUARO_REDUCE_THREADS threads per block (mirrors kReduceThreads); block b
 // writes partials[5 b + 0..4] = min, max, max |u|, sum |u|, sum u^2 over its points (a block
 // without points writes +inf, -inf, 0, 0, 0). The host combines the blocks.
