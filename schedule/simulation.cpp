@@ -318,7 +318,9 @@ void Simulation::run() {
   startup_.initial_data =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - initial_start).count();
   // The empirical finish runs on the initial (or recovered) state, which it leaves as it was.
+  const std::vector<calc::Mapping> before_finish = plan_.mappings();
   verify_mappings();
+  if (plan_.mappings() != before_finish) decide_time_tile_again();
   startup_.total =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   if (rank_ == 0) log_ << "  " << startup_.line() << "\n" << std::flush;

@@ -128,6 +128,7 @@ private:
   // Saguaro::time_tile (simulation_time_tile.cpp): whether the step is time-tiled (the mapper's
   // decision, mapper/time_tile.hpp), and then the step plan's variant and its compiled kernel.
   void plan_time_tile();
+  void decide_time_tile_again(); // after the empirical finish changed a mapping
   std::string time_tile_obstacle(int& tiled) const;
   std::optional<model::Device> pricing_device() const;
   mapper::MapperOptions patch_mapper_options() const;

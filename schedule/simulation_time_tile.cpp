@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -193,6 +194,25 @@ void Simulation::plan_time_tile() {
   }
   start_step(schedule::build_time_tiled_step_plan(step_->plan().integrator, step_functions_[0],
                                                   step_functions_[1], tiled, parts));
+}
+
+// plan_time_tile priced the plain step under the mappings before the empirical finish; a second
+// run, the verdicts cached, prices it under the verdicts'. So that both take the same step (and
+// the same results bit for bit), the decision is taken again under the verdicts: the plain step
+// planned anew, then the tiles priced against it (from the compile cache: the same tiles).
+void Simulation::decide_time_tile_again() {
+  // "yes" and "no" do not price; where nothing was priced there is nothing to decide again.
+  if (setup_.registry.get_keyword("Saguaro", "time_tile") != "auto" ||
+      (!time_tile_choice_.use && std::isnan(time_tile_choice_.plain_seconds)))
+    return;
+  const std::string before = time_tile_choice_.use ? time_tile_choice_.text() : "plain";
+  time_tiles_.clear();
+  time_tile_choice_ = {};
+  plan_step();
+  plan_time_tile();
+  const std::string after = time_tile_choice_.use ? time_tile_choice_.text() : "plain";
+  if (rank_ == 0 && after != before)
+    log_ << "  with the empirical finish's verdicts: " << time_tile_choice_.reason << "\n";
 }
 
 // One time-tiled kernel: the whole step, the state's owned points to the new state's register

@@ -162,8 +162,8 @@ TEST(GpuMatchesCpuBssn, GaugeWaveAfterTenSteps) {
 
 // The empirical finish by default: the first run times the candidates (the model's, the default
 // and one thread per point) and keeps the fastest; the second run of the same par file reads
-// the verdict from the mapping cache, times nothing and runs the same mapping, with the same
-// results bit for bit.
+// the verdict from the mapping cache, times nothing and runs the same mapping and the same step
+// (time-tiled or not), with the same results bit for bit.
 TEST(EmpiricalFinish, TheSecondRunTimesNothingAndKeepsTheVerdict) {
   std::string why;
   if (!runtime::cuda::available(&why)) GTEST_SKIP() << "no GPU: " << why;
@@ -175,9 +175,14 @@ TEST(EmpiricalFinish, TheSecondRunTimesNothingAndKeepsTheVerdict) {
                             {"Saguaro::cache_dir", quoted(dir.path() + "/cache")}}));
   mapper::RunPlan first, second;
   host::Simulation::StartupTimes first_start, second_start;
+  std::string first_step, second_step; // the time tile taken, or "plain"
+  auto step_of = [](const host::Simulation& sim) {
+    return sim.time_tile().use ? sim.time_tile().text() : std::string("plain");
+  };
   const auto a = run_case(par, [&](host::Simulation& sim) {
     first = sim.run_plan();
     first_start = sim.startup();
+    first_step = step_of(sim);
   });
   std::size_t rhs = 0;
   while (rhs < first.calculations.size() && first.calculations[rhs].name != "wave_rhs") ++rhs;
@@ -196,7 +201,10 @@ TEST(EmpiricalFinish, TheSecondRunTimesNothingAndKeepsTheVerdict) {
   const auto b = run_case(par, [&](host::Simulation& sim) {
     second = sim.run_plan();
     second_start = sim.startup();
+    second_step = step_of(sim);
   });
+  // The first run decides its step under the verdicts too (Simulation::decide_time_tile_again).
+  EXPECT_EQ(second_step, first_step);
   EXPECT_EQ(second_start.candidate_programs, 0);
   EXPECT_EQ(second_start.finish_timing, 0);
   for (std::size_t i = 0; i < first.calculations.size(); ++i) {
