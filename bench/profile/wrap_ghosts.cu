@@ -1,5 +1,7 @@
 // The periodic wrap of the ghost layers (ArraySpace::wrap_ghosts) on one GPU: where its time
-// goes (bench/results/2026-11-27-wrap-ghosts-H100.md). Variants:
+// goes (bench/results/2026-11-27-wrap-ghosts-H100.md). Since 2026-11-29 the runtime writes the
+// x slabs gap by gap instead (saguaro_wrap_x_gaps, 2026-11-29-wrap-gaps-H200.md); "today" below
+// is the shell kernel as it was, which still does the y and z slabs. Variants:
 //   today      saguaro_wrap_ghosts's index arithmetic: per point a 32-bit division by the shell's
 //              volume (the field), a search of the six boxes and two divisions (i, j, k)
 //   multiply   the same with each division by a launch constant done as a multiply-high and a
