@@ -76,6 +76,24 @@ std::size_t checked_volume(const ArrayBox& box, const char* what) {
   return volume;
 }
 
+// Arrays first .. first + count - 1 of `fields` as a kernel's field table.
+template <class Pointer>
+SupportFieldTable field_table(const std::vector<Pointer>& fields, std::size_t first, int count) {
+  SupportFieldTable table{};
+  for (int f = 0; f < count; ++f) table.p[f] = const_cast<double*>(fields[first + std::size_t(f)]);
+  return table;
+}
+
+// launch(table, first, count) for `fields` in tables of at most kPackFields: a kernel takes its
+// fields by value, so more than that many take several launches.
+template <class Pointer, class Launch>
+void launch_per_table(const std::vector<Pointer>& fields, Launch launch) {
+  for (std::size_t first = 0; first < fields.size(); first += kPackFields) {
+    const int count = int(std::min<std::size_t>(kPackFields, fields.size() - first));
+    launch(field_table(fields, first, count), first, count);
+  }
+}
+
 SupportBox support_box(const ArrayBox& box) {
   SupportBox b{};
   for (int a = 0; a < 3; ++a) {
@@ -253,28 +271,22 @@ void CudaArraySpace::pack_kernels(const std::vector<const double*>& fields, cons
                                   CUdeviceptr buffer, CUstream stream) {
   const std::size_t volume = box.volume();
   SupportBox b = support_box(box);
-  for (std::size_t first = 0; first < fields.size(); first += kPackFields) {
-    SupportFieldTable table{};
-    int count = int(std::min<std::size_t>(kPackFields, fields.size() - first));
-    for (int f = 0; f < count; ++f) table.p[f] = const_cast<double*>(fields[first + f]);
+  launch_per_table(fields, [&](SupportFieldTable table, std::size_t first, int count) {
     CUdeviceptr out = buffer + sizeof(double) * first * volume;
     void* params[] = {&table, &count, &b, &out};
     launch_1d(pack_, volume * std::size_t(count), params, stream);
-  }
+  });
 }
 
 void CudaArraySpace::unpack_kernels(const std::vector<double*>& fields, const ArrayBox& box,
                                     CUdeviceptr buffer, CUstream stream) {
   const std::size_t volume = box.volume();
   SupportBox b = support_box(box);
-  for (std::size_t first = 0; first < fields.size(); first += kPackFields) {
-    SupportFieldTable table{};
-    int count = int(std::min<std::size_t>(kPackFields, fields.size() - first));
-    for (int f = 0; f < count; ++f) table.p[f] = fields[first + f];
+  launch_per_table(fields, [&](SupportFieldTable table, std::size_t first, int count) {
     CUdeviceptr in = buffer + sizeof(double) * first * volume;
     void* params[] = {&table, &count, &b, &in};
     launch_1d(unpack_, volume * std::size_t(count), params, stream);
-  }
+  });
 }
 
 void CudaArraySpace::pack(const std::vector<const double*>& fields, const ArrayBox& box,
@@ -452,16 +464,11 @@ void CudaArraySpace::copy_to_peer(const std::vector<const double*>& from, const 
     throw std::invalid_argument("cuda array space: copy_to_peer: boxes or arrays differ");
   if (volume == 0) return;
   SupportBox src = support_box(box), dst = support_box(to_box);
-  for (std::size_t first = 0; first < from.size(); first += kPackFields) {
-    SupportFieldTable in{}, out{};
-    int count = int(std::min<std::size_t>(kPackFields, from.size() - first));
-    for (int f = 0; f < count; ++f) {
-      in.p[f] = const_cast<double*>(from[first + f]);
-      out.p[f] = to[first + f];
-    }
+  launch_per_table(from, [&](SupportFieldTable in, std::size_t first, int count) {
+    SupportFieldTable out = field_table(to, first, count);
     void* params[] = {&in, &out, &count, &src, &dst};
     launch_1d(copy_box_, volume * std::size_t(count), params, exchange_);
-  }
+  });
 }
 
 void CudaArraySpace::signal_message(double* message, std::size_t n, std::uint64_t value) {
@@ -546,13 +553,10 @@ void CudaArraySpace::wrap_ghosts_except(const std::vector<double*>& fields,
     }
     const std::size_t threads = (std::size_t(alloc[1]) * std::size_t(alloc[2]) + 1) *
                                 std::size_t(pitch - (alloc[0] - 2 * ghost));
-    for (std::size_t first = 0; first < fields.size(); first += kPackFields) {
-      SupportFieldTable table{};
-      int count = int(std::min<std::size_t>(kPackFields, fields.size() - first));
-      for (int i = 0; i < count; ++i) table.p[i] = fields[first + i];
+    launch_per_table(fields, [&](SupportFieldTable table, std::size_t, int count) {
       void* params[] = {&table, &count, &gaps};
       launch_1d(wrap_x_gaps_, threads, params);
-    }
+    });
   }
   const std::vector<ArrayBox> boxes =
       wrapped_ghost_boxes(alloc, pitch, ghost, shell_axes, arriving);
@@ -568,13 +572,10 @@ void CudaArraySpace::wrap_ghosts_except(const std::vector<double*>& fields,
   }
   shell.start[boxes.size()] = static_cast<long long>(volume);
   for (int a = 0; a < 3; ++a) shell.wrap[a] = wrap[a] ? 1 : 0;
-  for (std::size_t first = 0; first < fields.size(); first += kPackFields) {
-    SupportFieldTable table{};
-    int count = int(std::min<std::size_t>(kPackFields, fields.size() - first));
-    for (int i = 0; i < count; ++i) table.p[i] = fields[first + i];
+  launch_per_table(fields, [&](SupportFieldTable table, std::size_t, int count) {
     void* params[] = {&table, &count, &shell};
     launch_1d(wrap_ghosts_, volume * std::size_t(count), params);
-  }
+  });
 }
 
 BoxSums CudaArraySpace::reduce(const double* field, const ArrayBox& box) {
