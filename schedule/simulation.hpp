@@ -162,6 +162,9 @@ private:
   void verify_mappings();
   bool output_due(int every) const;
   bool analysis_due() const;
+  // Every how many steps code between steps reads the evolved variables' ghosts (0: never),
+  // which is where a time-tiled step's exchange happens.
+  int ghost_reader_period() const;
   bool terminate() const;
   void output_norms();
   void output_hdf5();

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <ostream>
@@ -72,6 +73,28 @@ bool Simulation::analysis_due() const {
   const param::Registry& reg = setup_.registry;
   return (!norm_vars_.empty() && output_due(every_or_default(reg, "IOScalar"))) ||
          (!hdf5_vars_.empty() && output_due(every_or_default(reg, "IOHDF5")));
+}
+
+// HDF5 output and checkpoints read the ghosts at their own periods; a calculation with a
+// stencil reads them whenever it runs: at ANALYSIS when output is due, at PRESTEP or POSTSTEP
+// every step. (The last state's exchange, once per run, is left out.)
+int Simulation::ghost_reader_period() const {
+  const param::Registry& reg = setup_.registry;
+  int period = 0;
+  auto take = [&period](long every) {
+    if (every > 0) period = period == 0 ? int(every) : std::min(period, int(every));
+  };
+  if (!hdf5_vars_.empty()) take(every_or_default(reg, "IOHDF5"));
+  take(reg.get_int("IO", "checkpoint_every"));
+  for (const auto& b : bindings_) {
+    if (b->pointwise || b->rhs) continue;
+    const std::string bin = support::upper(b->calc->schedule_bin);
+    if (bin == "PRESTEP" || bin == "POSTSTEP") take(1);
+    if (bin != "ANALYSIS") continue;
+    if (!norm_vars_.empty()) take(every_or_default(reg, "IOScalar"));
+    if (!hdf5_vars_.empty()) take(every_or_default(reg, "IOHDF5"));
+  }
+  return period;
 }
 
 void Simulation::output_norms() {

@@ -69,8 +69,8 @@ std::string Simulation::time_tile_obstacle(int& tiled) const {
 
 // The model's time of one plain step: every launch of the step plan priced under its mapping,
 // each combination the right-hand sides do not fold as a pass over memory, and each exchange's
-// ghost fill (a time-tiled step has one, TimeTileRequest::exchange_seconds). The boundaries are
-// left out (a time-tiled step has them too).
+// ghost fill (a time-tiled step has those of the readers between steps,
+// TimeTileRequest::exchange_seconds). The boundaries are left out (periodic: none).
 double Simulation::plain_step_seconds(const model::Device& device) const {
   const calc::Program& program = setup_.program;
   const grid::Patch& patch = decomposition_->patch();
@@ -161,7 +161,9 @@ void Simulation::plan_time_tile() {
   request.device = pricing_device();
   if (request.device) {
     request.plain_seconds = plain_step_seconds(*request.device);
-    request.exchange_seconds = exchange_fill_seconds(*request.device);
+    // The tiled step leaves its exchange to the code between steps that reads the ghosts.
+    const int period = ghost_reader_period();
+    request.exchange_seconds = period > 0 ? exchange_fill_seconds(*request.device) / period : 0;
   }
   // The tiles the mapper re-prices are compiled here; those it chooses are kept for the run.
   using Key = std::tuple<int, int, int, int, int>; // first stage, stages, tile

@@ -229,7 +229,12 @@ StepPlan build_time_tiled_step_plan(const Integrator& integrator,
   int sync = -1;
   for (std::size_t f = 0; f < plan.functions.size(); ++f)
     if (plan.functions[f].role == StepFunction::Role::sync_evolved) sync = int(f);
-  Placer place(plan, sync, false, false, -1);
+  // A time-tiled kernel reads its tile's columns wrapped around the periodic box, never a
+  // ghost: the exchange MoL_PostStep asks for is left pending, step after step, to the first
+  // reader between steps (output, analysis, a checkpoint: Simulation::ensure_ghosts).
+  plan.deferred_exchange = sync >= 0;
+  plan.entry_pending = plan.deferred_exchange;
+  Placer place(plan, sync, plan.entry_pending, false, -1);
   place.stage = stages;
   int first = 1;
   for (int count : counts) {
@@ -253,6 +258,8 @@ StepPlan build_time_tiled_step_plan(const Integrator& integrator,
   swap.registers = {kStateRegister, next};
   plan.ops.push_back(swap);
   for (std::size_t f = calc_rhs.size(); f < plan.functions.size(); ++f) place.run(int(f));
+  plan.exit_pending = place.pending;
+  plan.exit_boundary_pending = place.boundary_pending;
   return plan;
 }
 
@@ -313,7 +320,10 @@ std::string StepPlan::text() const {
   for (const StepOp& op : ops)
     out += fmt::format("  {} {:<12} {}{}\n", op.stage, time_text(op.time), describe(op),
                        op.carried ? " [unless done since the last step]" : "");
-  if (exit_pending) out += "  (the last exchange is left to the next step)\n";
+  if (exit_pending)
+    out += tableau ? "  (the exchange is left to what reads ghosts between steps: no time-tiled "
+                     "launch does)\n"
+                   : "  (the last exchange is left to the next step)\n";
   return out;
 }
 

@@ -37,9 +37,11 @@ struct TimeTileRequest {
   std::array<long, 3> grid{0, 0, 0};   // the periodic box's points per axis
   std::optional<model::Device> device; // to price with; none: "yes" takes the first tile
   double plain_seconds = std::numeric_limits<double>::quiet_NaN(); // the model's plain step
-  // One ghost exchange's fill (model::ghost_fill_seconds), which plain_seconds counts at every
-  // exchange of the plain step; a time-tiled step exchanges once, after its tiles (they wrap the
-  // periodic box themselves): wave at fd 4, 256^3 on the H200, 0.181 against 0.042 ms a step.
+  // The ghost exchange a time-tiled step pays per step (model::ghost_fill_seconds of one
+  // exchange, which plain_seconds counts at every exchange of the plain step, over the steps
+  // between two readers of the ghosts): its tiles wrap the periodic box themselves and read no
+  // ghost, so only output, checkpoints and stencils between steps exchange (wave at fd 4,
+  // 256^3 on the H200: 0.181 ms a step for the plain step, 0.042 for one exchange).
   double exchange_seconds = 0;
   // ptxas's resources of a tile's kernel (the backend compiles it); null: estimates only.
   std::function<model::CompiledResources(const calc::TimeTilePlan&)> resources;

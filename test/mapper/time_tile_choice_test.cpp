@@ -142,9 +142,10 @@ TEST(TimeTileChoice, ATileThatDoesNotCompileIsPricedOut) {
   EXPECT_FALSE(choice.parts[0].tile == refused) << choice.reason;
 }
 
-// The plain step pays an exchange at every stage, a time-tiled one once after its tiles: the tiles
-// win against a plain step that costs the same work plus three more exchanges, and lose where
-// their own exchange tips the balance.
+// The plain step pays an exchange at every stage, a time-tiled one those of the readers between
+// steps (here one per step, as with output at every step): the tiles win against a plain step
+// that costs the same work plus three more exchanges, and lose where their exchange tips the
+// balance.
 TEST(TimeTileChoice, TheTiledStepPaysOneExchange) {
   const Wave wave(4);
   const double tiles = mapper::choose_time_tile(*wave.rhs, wave.request(1.80)).seconds;
