@@ -106,8 +106,8 @@ __global__ void __launch_bounds__(BX* BY, MINB)
 
 template <int BX, int BY, int NZ, int MINB>
 __global__ void __launch_bounds__(BX* BY, MINB)
-    wave_x2zq(const double* __restrict__ u, const double* __restrict__ v,
-              double* __restrict__ urhs, double* __restrict__ vrhs, double c) {
+    wave_x2zq(const double* __restrict__ u, const double* __restrict__ v, double* __restrict__ urhs,
+              double* __restrict__ vrhs, double c) {
   const int i = 2 * (blockIdx.x * BX + threadIdx.x), j = blockIdx.y * BY + threadIdx.y;
   long long p = L4::at(i, j, blockIdx.z * NZ);
   double2 q[9];
@@ -160,9 +160,7 @@ template <int BX, int BY, int MINB>
 __global__ void __launch_bounds__(BX* BY, MINB) maxwell_naive(Fields f, double c) {
   const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y, k = blockIdx.z;
   const long long p = L2::at(i, j, k), y = L2::SY, z = L2::SZ;
-  const double *__restrict__ E1 = f.E1, *__restrict__ E2 = f.E2, *__restrict__ E3 = f.E3,
-                             *__restrict__ B1 = f.B1, *__restrict__ B2 = f.B2,
-                             *__restrict__ B3 = f.B3;
+  const double* __restrict__ E1 = f.E1, * __restrict__ E2 = f.E2, * __restrict__ E3 = f.E3, * __restrict__ B1 = f.B1, * __restrict__ B2 = f.B2, * __restrict__ B3 = f.B3;
   f.rE1[p] = c * (d4(B3, p, y) - d4(B2, p, z));
   f.rE2[p] = c * (d4(B1, p, z) - d4(B3, p, 1));
   f.rE3[p] = c * (d4(B2, p, 1) - d4(B1, p, y));
@@ -176,9 +174,7 @@ __global__ void __launch_bounds__(BX* BY, MINB) maxwell_x2(Fields f, double c) {
   const int i = 2 * (blockIdx.x * BX + threadIdx.x), j = blockIdx.y * BY + threadIdx.y,
             k = blockIdx.z;
   const long long p = L2::at(i, j, k), y = L2::SY, z = L2::SZ;
-  const double *__restrict__ E1 = f.E1, *__restrict__ E2 = f.E2, *__restrict__ E3 = f.E3,
-                             *__restrict__ B1 = f.B1, *__restrict__ B2 = f.B2,
-                             *__restrict__ B3 = f.B3;
+  const double* __restrict__ E1 = f.E1, * __restrict__ E2 = f.E2, * __restrict__ E3 = f.E3, * __restrict__ B1 = f.B1, * __restrict__ B2 = f.B2, * __restrict__ B3 = f.B3;
   auto store = [&](double* __restrict__ out, double s, double2 a, double2 b) {
     st2(out, p, s * (a.x - b.x), s * (a.y - b.y));
   };
@@ -207,8 +203,8 @@ __global__ void __launch_bounds__(BX* BY, MINB) mb_naive(Inputs in) {
   for (int n = 0; n < 10; ++n) {
     const double* __restrict__ u = in.a[n];
     s += C(n, 0) * u[p] + C(n, 1) * u[p - 1] + C(n, 2) * u[p + 1] + C(n, 3) * u[p - SY] +
-         C(n, 4) * u[p + SY] + C(n, 5) * u[p - SZ] + C(n, 6) * u[p + SZ] +
-         C(n, 7) * u[p - 1 + SY] + C(n, 8) * u[p - 1 + SZ];
+         C(n, 4) * u[p + SY] + C(n, 5) * u[p - SZ] + C(n, 6) * u[p + SZ] + C(n, 7) * u[p - 1 + SY] +
+         C(n, 8) * u[p - 1 + SZ];
   }
   in.b[p] = in.b[p] + s;
 }
@@ -290,8 +286,8 @@ void wave() {
   };
 #define WAVE(KIND, BX, BY, MINB, PX)                                                               \
   run("wave " #KIND " " #BX "x" #BY " " #MINB "/SM", [&] {                                         \
-    wave_##KIND<BX, BY, MINB><<<dim3(N / (BX * PX), N / BY, N), dim3(BX, BY)>>>(u, v, urhs, vrhs, \
-                                                                                 c);               \
+    wave_##KIND<BX, BY, MINB>                                                                      \
+        <<<dim3(N / (BX * PX), N / BY, N), dim3(BX, BY)>>>(u, v, urhs, vrhs, c);                   \
   })
 #define WAVE_ZQ(BX, BY, NZ, MINB)                                                                  \
   run("wave x2zq " #BX "x" #BY " nz " #NZ " " #MINB "/SM", [&] {                                   \
@@ -343,7 +339,7 @@ void maxwell() {
   };
 #define MAXWELL(KIND, BX, BY, MINB, PX)                                                            \
   run("maxwell " #KIND " " #BX "x" #BY " " #MINB "/SM", [&] {                                      \
-    maxwell_##KIND<BX, BY, MINB><<<dim3(N / (BX * PX), N / BY, N), dim3(BX, BY)>>>(fields, c);    \
+    maxwell_##KIND<BX, BY, MINB><<<dim3(N / (BX * PX), N / BY, N), dim3(BX, BY)>>>(fields, c);     \
   })
   MAXWELL(naive, 32, 8, 1, 1);
   MAXWELL(naive, 32, 8, 8, 1);
@@ -380,9 +376,8 @@ void microbench() {
   };
   CK(cudaMemcpy(inputs.b, b0.data(), L1::TOTAL * sizeof(double), cudaMemcpyHostToDevice));
 #define MB(KIND, BX, BY, MINB, PX)                                                                 \
-  run("microbench " #KIND " " #BX "x" #BY " " #MINB "/SM", [&] {                                   \
-    mb_##KIND<BX, BY, MINB><<<dim3(N / (BX * PX), N / BY, N), dim3(BX, BY)>>>(inputs);             \
-  })
+  run("microbench " #KIND " " #BX "x" #BY " " #MINB "/SM",                                         \
+      [&] { mb_##KIND<BX, BY, MINB><<<dim3(N / (BX * PX), N / BY, N), dim3(BX, BY)>>>(inputs); })
   MB(naive, 32, 8, 1, 1);
   MB(naive, 32, 8, 8, 1);
   MB(x2, 32, 8, 1, 2);
