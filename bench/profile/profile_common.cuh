@@ -1,10 +1,13 @@
 // What the hand-written profiling programs of bench/profile/ share (wave_layouts.cu,
-// uniforms.cu, stencil_variants.cu, b3_columns.cu): the error check, the STREAM triad that gives
-// the roofline (triad_roofline), and the timing of a launch with CUDA events (3 warm-ups, the
-// median of 21) printed as time and bandwidth.
+// uniforms.cu, stencil_variants.cu, b3_columns.cu, x_pairs.cu): the error check, the STREAM
+// triad that gives the roofline (triad_roofline), the timing of a launch with CUDA events (3
+// warm-ups, the median of 21) printed as time and bandwidth, and Saguaro's array layout at 256^3
+// with the arrays' set-up and comparison (PaddedLayout, device_array, host_field, fetch,
+// difference).
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -71,4 +74,55 @@ inline void triad_roofline() {
   CK(cudaFree(a));
   CK(cudaFree(b));
   CK(cudaFree(d));
+}
+
+// Saguaro's layout of a 256^3 patch with ghost width G: rows padded to 264 doubles, the first
+// interior point of every row 64-byte aligned (8 doubles from an aligned start).
+template <int G>
+struct PaddedLayout {
+  static constexpr int N = 256;
+  static constexpr long long SY = 264, SZ = SY * (N + 2 * G), OFFSET = 8 - G;
+  static constexpr long long TOTAL = OFFSET + SZ * (N + 2 * G);
+  __host__ __device__ static long long at(int i, int j, int k) {
+    return OFFSET + (k + G) * SZ + (j + G) * SY + (i + G);
+  }
+};
+
+// An array of layout L on the device, from `host` (empty: zeros).
+template <class L>
+double* device_array(const std::vector<double>& host) {
+  double* d = nullptr;
+  CK(cudaMalloc(&d, L::TOTAL * sizeof(double))); // 256-byte aligned
+  if (host.empty())
+    CK(cudaMemset(d, 0, L::TOTAL * sizeof(double)));
+  else
+    CK(cudaMemcpy(d, host.data(), L::TOTAL * sizeof(double), cudaMemcpyHostToDevice));
+  return d;
+}
+// A smooth, non-trivial field over every point of layout L.
+template <class L>
+std::vector<double> host_field(double a, double b) {
+  std::vector<double> h(L::TOTAL);
+  for (long long t = 0; t < L::TOTAL; ++t)
+    h[t] = std::sin(a * double(t)) + 0.25 * std::cos(b * double(t));
+  return h;
+}
+template <class L>
+std::vector<double> fetch(const double* d) {
+  std::vector<double> h(L::TOTAL);
+  CK(cudaMemcpy(h.data(), d, L::TOTAL * sizeof(double), cudaMemcpyDeviceToHost));
+  return h;
+}
+// max over the interior of |a - b|, relative to max |b|
+template <class L>
+double difference(const std::vector<double>& a, const std::vector<double>& b) {
+  double worst = 0, scale = 0;
+  for (int k = 0; k < L::N; ++k)
+    for (int j = 0; j < L::N; ++j)
+      for (int i = 0; i < L::N; ++i) {
+        const long long p = L::at(i, j, k);
+        worst = std::max(worst, std::fabs(a[p] - b[p]));
+        scale = std::max(scale, std::fabs(b[p]));
+      }
+  return scale > 0 ? worst / scale : worst;
 }

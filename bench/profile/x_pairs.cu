@@ -17,17 +17,9 @@
 namespace {
 constexpr int N = 256;
 
-template <int G>
-struct Layout {
-  static constexpr long long SY = 264, SZ = SY * (N + 2 * G), OFFSET = 8 - G;
-  static constexpr long long TOTAL = OFFSET + SZ * (N + 2 * G);
-  __host__ __device__ static long long at(int i, int j, int k) {
-    return OFFSET + (k + G) * SZ + (j + G) * SY + (i + G);
-  }
-};
-using L4 = Layout<4>; // B2
-using L2 = Layout<2>; // B4
-using L1 = Layout<1>; // B3
+using L4 = PaddedLayout<4>; // B2
+using L2 = PaddedLayout<2>; // B4
+using L1 = PaddedLayout<1>; // B3
 
 __device__ __forceinline__ double2 ld2(const double* __restrict__ u, long long p) {
   return *reinterpret_cast<const double2*>(u + p);
@@ -232,41 +224,6 @@ __global__ void __launch_bounds__(BX* BY, MINB) mb_x2(Inputs in) {
 }
 
 // ------------------------------------------------------------------------------ harness
-template <class L>
-double* device_array(const std::vector<double>& host) {
-  double* d = nullptr;
-  CK(cudaMalloc(&d, L::TOTAL * sizeof(double)));
-  if (host.empty())
-    CK(cudaMemset(d, 0, L::TOTAL * sizeof(double)));
-  else
-    CK(cudaMemcpy(d, host.data(), L::TOTAL * sizeof(double), cudaMemcpyHostToDevice));
-  return d;
-}
-template <class L>
-std::vector<double> host_field(double a, double b) {
-  std::vector<double> h(L::TOTAL);
-  for (long long t = 0; t < L::TOTAL; ++t)
-    h[t] = std::sin(a * double(t)) + 0.25 * std::cos(b * double(t));
-  return h;
-}
-template <class L>
-std::vector<double> fetch(const double* d) {
-  std::vector<double> h(L::TOTAL);
-  CK(cudaMemcpy(h.data(), d, L::TOTAL * sizeof(double), cudaMemcpyDeviceToHost));
-  return h;
-}
-template <class L>
-double difference(const std::vector<double>& a, const std::vector<double>& b) {
-  double worst = 0, scale = 0;
-  for (int k = 0; k < N; ++k)
-    for (int j = 0; j < N; ++j)
-      for (int i = 0; i < N; ++i) {
-        const long long p = L::at(i, j, k);
-        worst = std::max(worst, std::fabs(a[p] - b[p]));
-        scale = std::max(scale, std::fabs(b[p]));
-      }
-  return scale > 0 ? worst / scale : worst;
-}
 
 void wave() {
   printf("B2 wave 8th order, 32 B/point compulsory\n");
