@@ -14,36 +14,16 @@
 // row 64-byte aligned. Every variant's result is compared with the naive kernel's.
 // On the GPU machine: nvcc -O3 -arch=sm_90 -std=c++17 -o stencil_variants
 // bench/profile/stencil_variants.cu && ./stencil_variants
-#include "profile_common.cuh"
+#include "wave_maxwell.cuh"
 
 #include <cmath>
 
 namespace {
-constexpr int N = 256;
-
-using L4 = PaddedLayout<4>; // B2
-using L2 = PaddedLayout<2>; // B4
+using namespace wave_maxwell;
 
 // ------------------------------------------------------------------------------ B2
-// Second derivative, 8th order: c0 u + sum_k ck (u[+k] + u[-k]).
-constexpr double C0 = -205.0 / 72, C1 = 8.0 / 5, C2 = -1.0 / 5, C3 = 8.0 / 315, C4 = -1.0 / 560;
-
-__device__ __forceinline__ double axis8(const double* __restrict__ u, long long p, long long s) {
-  return C1 * (u[p - s] + u[p + s]) + C2 * (u[p - 2 * s] + u[p + 2 * s]) +
-         C3 * (u[p - 3 * s] + u[p + 3 * s]) + C4 * (u[p - 4 * s] + u[p + 4 * s]);
-}
 __device__ __forceinline__ double queue8(const double (&q)[9]) {
   return C1 * (q[3] + q[5]) + C2 * (q[2] + q[6]) + C3 * (q[1] + q[7]) + C4 * (q[0] + q[8]);
-}
-
-template <int BX, int BY>
-__global__ void __launch_bounds__(BX* BY)
-    wave_naive(const double* __restrict__ u, const double* __restrict__ v,
-               double* __restrict__ urhs, double* __restrict__ vrhs, double c) {
-  const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y, k = blockIdx.z;
-  const long long p = L4::at(i, j, k);
-  urhs[p] = v[p];
-  vrhs[p] = c * (3 * C0 * u[p] + axis8(u, p, 1) + axis8(u, p, L4::SY) + axis8(u, p, L4::SZ));
 }
 
 template <int BX, int BY, int NZ>
@@ -140,32 +120,9 @@ __global__ void __launch_bounds__(BX* BY)
 }
 
 // ------------------------------------------------------------------------------ B4
-// First derivative, 4th order: (2/3)(u[+1] - u[-1]) - (1/12)(u[+2] - u[-2]).
-constexpr double D1 = 2.0 / 3, D2 = -1.0 / 12;
-__device__ __forceinline__ double d4(const double* __restrict__ u, long long p, long long s) {
-  return D1 * (u[p + s] - u[p - s]) + D2 * (u[p + 2 * s] - u[p - 2 * s]);
-}
 __device__ __forceinline__ double dq(const double (&q)[5]) {
   return D1 * (q[3] - q[1]) + D2 * (q[4] - q[0]);
 }
-struct Fields {
-  const double *E1, *E2, *E3, *B1, *B2, *B3;
-  double *rE1, *rE2, *rE3, *rB1, *rB2, *rB3;
-};
-
-template <int BX, int BY>
-__global__ void __launch_bounds__(BX* BY) maxwell_naive(Fields f, double c) {
-  const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y, k = blockIdx.z;
-  const long long p = L2::at(i, j, k), y = L2::SY, z = L2::SZ;
-  const double* __restrict__ E1 = f.E1, * __restrict__ E2 = f.E2, * __restrict__ E3 = f.E3, * __restrict__ B1 = f.B1, * __restrict__ B2 = f.B2, * __restrict__ B3 = f.B3;
-  f.rE1[p] = c * (d4(B3, p, y) - d4(B2, p, z));
-  f.rE2[p] = c * (d4(B1, p, z) - d4(B3, p, 1));
-  f.rE3[p] = c * (d4(B2, p, 1) - d4(B1, p, y));
-  f.rB1[p] = -c * (d4(E3, p, y) - d4(E2, p, z));
-  f.rB2[p] = -c * (d4(E1, p, z) - d4(E3, p, 1));
-  f.rB3[p] = -c * (d4(E2, p, 1) - d4(E1, p, y));
-}
-
 // Queues along z for the four fields differentiated along z (E1, E2, B1, B2).
 template <int BX, int BY, int NZ>
 __global__ void __launch_bounds__(BX* BY) maxwell_zq(Fields f, double c) {
@@ -254,20 +211,10 @@ __global__ void __launch_bounds__(BX* BY, MINB) maxwell_x(Fields f, double c) {
 
 void wave() {
   printf("B2 wave 8th order, 32 B/point compulsory\n");
-  const std::vector<double> hu = host_field<L4>(1e-3, 3e-5), hv = host_field<L4>(2e-3, 7e-5);
-  double *u = device_array<L4>(hu), *v = device_array<L4>(hv), *urhs = device_array<L4>({}),
-         *vrhs = device_array<L4>({});
-  const double c = 0.37, bytes = 32.0 * N * N * N;
-  wave_naive<32, 8><<<dim3(N / 32, N / 8, N), dim3(32, 8)>>>(u, v, urhs, vrhs, c);
-  CK(cudaDeviceSynchronize());
-  const std::vector<double> reference = fetch<L4>(vrhs);
-  auto run = [&](const char* name, auto launch) {
-    CK(cudaMemset(vrhs, 0, L4::TOTAL * sizeof(double)));
-    CK(cudaMemset(urhs, 0, L4::TOTAL * sizeof(double)));
-    time_launch(name, bytes, launch);
-    printf("    difference from naive %.1e, phirhs - pi %.1e\n",
-           difference<L4>(fetch<L4>(vrhs), reference), difference<L4>(fetch<L4>(urhs), hv));
-  };
+  WaveArrays w;
+  double *u = w.u, *v = w.v, *urhs = w.urhs, *vrhs = w.vrhs;
+  const double c = w.c;
+  auto run = [&](const char* name, auto launch) { w.run(name, launch); };
 #define WAVE_NAIVE(BX, BY)                                                                         \
   run("wave naive " #BX "x" #BY,                                                                   \
       [&] { wave_naive<BX, BY><<<dim3(N / BX, N / BY, N), dim3(BX, BY)>>>(u, v, urhs, vrhs, c); })
@@ -311,31 +258,14 @@ void wave() {
   WAVE(smem, 64, 8, 32);
   WAVE(smem, 64, 8, 64);
   WAVE(smem, 64, 4, 32);
-  for (double* d : {u, v, urhs, vrhs}) CK(cudaFree(d));
 }
 
 void maxwell() {
   printf("B4 Maxwell 4th order, 96 B/point compulsory\n");
-  std::vector<double*> in, out;
-  for (int f = 0; f < 6; ++f) {
-    in.push_back(device_array<L2>(host_field<L2>(1e-3 * (f + 1), 3e-5 * (f + 2))));
-    out.push_back(device_array<L2>({}));
-  }
-  const Fields fields{in[0],  in[1],  in[2],  in[3],  in[4],  in[5],
-                      out[0], out[1], out[2], out[3], out[4], out[5]};
-  const double c = 0.37, bytes = 96.0 * N * N * N;
-  maxwell_naive<32, 8><<<dim3(N / 32, N / 8, N), dim3(32, 8)>>>(fields, c);
-  CK(cudaDeviceSynchronize());
-  std::vector<std::vector<double>> reference;
-  for (double* d : out) reference.push_back(fetch<L2>(d));
-  auto run = [&](const char* name, auto launch) {
-    for (double* d : out) CK(cudaMemset(d, 0, L2::TOTAL * sizeof(double)));
-    time_launch(name, bytes, launch);
-    double worst = 0;
-    for (int f = 0; f < 6; ++f)
-      worst = std::max(worst, difference<L2>(fetch<L2>(out[f]), reference[f]));
-    printf("    difference from naive %.1e\n", worst);
-  };
+  MaxwellArrays m;
+  const Fields fields = m.fields;
+  const double c = m.c;
+  auto run = [&](const char* name, auto launch) { m.run(name, launch); };
 #define MAXWELL_NAIVE(BX, BY)                                                                      \
   run("maxwell naive " #BX "x" #BY,                                                                \
       [&] { maxwell_naive<BX, BY><<<dim3(N / BX, N / BY, N), dim3(BX, BY)>>>(fields, c); })
@@ -366,8 +296,6 @@ void maxwell() {
   MAXWELL_X(32, 8, 8, 2);
   MAXWELL_X(64, 4, 4, 4);
   MAXWELL_X(32, 8, 2, 6);
-  for (double* d : in) CK(cudaFree(d));
-  for (double* d : out) CK(cudaFree(d));
 }
 
 } // namespace

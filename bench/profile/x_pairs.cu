@@ -10,15 +10,12 @@
 // every row 64-byte aligned. Every variant's result is compared with the naive kernel's.
 // On the GPU machine: nvcc -O3 -arch=sm_90 -std=c++17 -o x_pairs bench/profile/x_pairs.cu &&
 // ./x_pairs
-#include "profile_common.cuh"
+#include "wave_maxwell.cuh"
 
 #include <cmath>
 
 namespace {
-constexpr int N = 256;
-
-using L4 = PaddedLayout<4>; // B2
-using L2 = PaddedLayout<2>; // B4
+using namespace wave_maxwell;
 using L1 = PaddedLayout<1>; // B3
 
 __device__ __forceinline__ double2 ld2(const double* __restrict__ u, long long p) {
@@ -29,23 +26,6 @@ __device__ __forceinline__ void st2(double* __restrict__ u, long long p, double 
 }
 
 // ------------------------------------------------------------------------------ B2
-constexpr double C0 = -205.0 / 72, C1 = 8.0 / 5, C2 = -1.0 / 5, C3 = 8.0 / 315, C4 = -1.0 / 560;
-
-__device__ __forceinline__ double axis8(const double* __restrict__ u, long long p, long long s) {
-  return C1 * (u[p - s] + u[p + s]) + C2 * (u[p - 2 * s] + u[p + 2 * s]) +
-         C3 * (u[p - 3 * s] + u[p + 3 * s]) + C4 * (u[p - 4 * s] + u[p + 4 * s]);
-}
-
-template <int BX, int BY, int MINB>
-__global__ void __launch_bounds__(BX* BY, MINB)
-    wave_naive(const double* __restrict__ u, const double* __restrict__ v,
-               double* __restrict__ urhs, double* __restrict__ vrhs, double c) {
-  const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y, k = blockIdx.z;
-  const long long p = L4::at(i, j, k);
-  urhs[p] = v[p];
-  vrhs[p] = c * (3 * C0 * u[p] + axis8(u, p, 1) + axis8(u, p, L4::SY) + axis8(u, p, L4::SZ));
-}
-
 // The y or z stencil of a pair: 8 pair loads.
 __device__ __forceinline__ double2 pair_axis8(const double* __restrict__ u, long long p,
                                               long long s) {
@@ -126,10 +106,6 @@ __global__ void __launch_bounds__(BX* BY, MINB)
 }
 
 // ------------------------------------------------------------------------------ B4
-constexpr double D1 = 2.0 / 3, D2 = -1.0 / 12;
-__device__ __forceinline__ double d4(const double* __restrict__ u, long long p, long long s) {
-  return D1 * (u[p + s] - u[p - s]) + D2 * (u[p + 2 * s] - u[p - 2 * s]);
-}
 // d/dy or d/dz of the pair at p: 4 pair loads.
 __device__ __forceinline__ double2 pd4(const double* __restrict__ u, long long p, long long s) {
   const double2 m2 = ld2(u, p - 2 * s), m1 = ld2(u, p - s), p1 = ld2(u, p + s),
@@ -143,24 +119,6 @@ __device__ __forceinline__ double2 pdx4(const double* __restrict__ u, long long 
   // a = (-2, -1), b = (0, 1), d = (2, 3)
   return make_double2(D1 * (b.y - a.y) + D2 * (d.x - a.x), D1 * (d.x - b.x) + D2 * (d.y - a.y));
 }
-struct Fields {
-  const double *E1, *E2, *E3, *B1, *B2, *B3;
-  double *rE1, *rE2, *rE3, *rB1, *rB2, *rB3;
-};
-
-template <int BX, int BY, int MINB>
-__global__ void __launch_bounds__(BX* BY, MINB) maxwell_naive(Fields f, double c) {
-  const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y, k = blockIdx.z;
-  const long long p = L2::at(i, j, k), y = L2::SY, z = L2::SZ;
-  const double* __restrict__ E1 = f.E1, * __restrict__ E2 = f.E2, * __restrict__ E3 = f.E3, * __restrict__ B1 = f.B1, * __restrict__ B2 = f.B2, * __restrict__ B3 = f.B3;
-  f.rE1[p] = c * (d4(B3, p, y) - d4(B2, p, z));
-  f.rE2[p] = c * (d4(B1, p, z) - d4(B3, p, 1));
-  f.rE3[p] = c * (d4(B2, p, 1) - d4(B1, p, y));
-  f.rB1[p] = -c * (d4(E3, p, y) - d4(E2, p, z));
-  f.rB2[p] = -c * (d4(E1, p, z) - d4(E3, p, 1));
-  f.rB3[p] = -c * (d4(E2, p, 1) - d4(E1, p, y));
-}
-
 template <int BX, int BY, int MINB>
 __global__ void __launch_bounds__(BX* BY, MINB) maxwell_x2(Fields f, double c) {
   const int i = 2 * (blockIdx.x * BX + threadIdx.x), j = blockIdx.y * BY + threadIdx.y,
@@ -227,20 +185,10 @@ __global__ void __launch_bounds__(BX* BY, MINB) mb_x2(Inputs in) {
 
 void wave() {
   printf("B2 wave 8th order, 32 B/point compulsory\n");
-  double *u = device_array<L4>(host_field<L4>(1e-3, 3e-5)),
-         *v = device_array<L4>(host_field<L4>(2e-3, 7e-5)), *urhs = device_array<L4>({}),
-         *vrhs = device_array<L4>({});
-  const double c = 0.37, bytes = 32.0 * N * N * N;
-  wave_naive<32, 8, 1><<<dim3(N / 32, N / 8, N), dim3(32, 8)>>>(u, v, urhs, vrhs, c);
-  CK(cudaDeviceSynchronize());
-  const std::vector<double> reference = fetch<L4>(vrhs), pi = fetch<L4>(v);
-  auto run = [&](const char* name, auto launch) {
-    CK(cudaMemset(vrhs, 0, L4::TOTAL * sizeof(double)));
-    CK(cudaMemset(urhs, 0, L4::TOTAL * sizeof(double)));
-    time_launch(name, bytes, launch);
-    printf("    difference from naive %.1e, phirhs - pi %.1e\n",
-           difference<L4>(fetch<L4>(vrhs), reference), difference<L4>(fetch<L4>(urhs), pi));
-  };
+  WaveArrays w;
+  double *u = w.u, *v = w.v, *urhs = w.urhs, *vrhs = w.vrhs;
+  const double c = w.c;
+  auto run = [&](const char* name, auto launch) { w.run(name, launch); };
 #define WAVE(KIND, BX, BY, MINB, PX)                                                               \
   run("wave " #KIND " " #BX "x" #BY " " #MINB "/SM", [&] {                                         \
     wave_##KIND<BX, BY, MINB>                                                                      \
@@ -269,31 +217,14 @@ void wave() {
   WAVE_ZQ(64, 4, 8, 3);
   WAVE_ZQ(32, 8, 16, 3);
   WAVE_ZQ(32, 4, 8, 6);
-  for (double* d : {u, v, urhs, vrhs}) CK(cudaFree(d));
 }
 
 void maxwell() {
   printf("B4 Maxwell 4th order, 96 B/point compulsory\n");
-  std::vector<double*> in, out;
-  for (int f = 0; f < 6; ++f) {
-    in.push_back(device_array<L2>(host_field<L2>(1e-3 * (f + 1), 3e-5 * (f + 2))));
-    out.push_back(device_array<L2>({}));
-  }
-  const Fields fields{in[0],  in[1],  in[2],  in[3],  in[4],  in[5],
-                      out[0], out[1], out[2], out[3], out[4], out[5]};
-  const double c = 0.37, bytes = 96.0 * N * N * N;
-  maxwell_naive<32, 8, 1><<<dim3(N / 32, N / 8, N), dim3(32, 8)>>>(fields, c);
-  CK(cudaDeviceSynchronize());
-  std::vector<std::vector<double>> reference;
-  for (double* d : out) reference.push_back(fetch<L2>(d));
-  auto run = [&](const char* name, auto launch) {
-    for (double* d : out) CK(cudaMemset(d, 0, L2::TOTAL * sizeof(double)));
-    time_launch(name, bytes, launch);
-    double worst = 0;
-    for (int f = 0; f < 6; ++f)
-      worst = std::max(worst, difference<L2>(fetch<L2>(out[f]), reference[f]));
-    printf("    difference from naive %.1e\n", worst);
-  };
+  MaxwellArrays m;
+  const Fields fields = m.fields;
+  const double c = m.c;
+  auto run = [&](const char* name, auto launch) { m.run(name, launch); };
 #define MAXWELL(KIND, BX, BY, MINB, PX)                                                            \
   run("maxwell " #KIND " " #BX "x" #BY " " #MINB "/SM", [&] {                                      \
     maxwell_##KIND<BX, BY, MINB><<<dim3(N / (BX * PX), N / BY, N), dim3(BX, BY)>>>(fields, c);     \
@@ -309,8 +240,6 @@ void maxwell() {
   MAXWELL(x2, 16, 16, 4, 2);
   MAXWELL(x2, 64, 4, 4, 2);
   MAXWELL(x2, 32, 4, 8, 2);
-  for (double* d : in) CK(cudaFree(d));
-  for (double* d : out) CK(cudaFree(d));
 }
 
 void microbench() {
