@@ -49,9 +49,7 @@ template <int BX, int BY, int MINB = 0>
 __global__ void __launch_bounds__(BX* BY, MINB) maxwell_naive(Fields f, double c) {
   const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y, k = blockIdx.z;
   const long long p = L2::at(i, j, k), y = L2::SY, z = L2::SZ;
-  const double *__restrict__ E1 = f.E1, *__restrict__ E2 = f.E2, *__restrict__ E3 = f.E3,
-                             *__restrict__ B1 = f.B1, *__restrict__ B2 = f.B2,
-                             *__restrict__ B3 = f.B3;
+  const double* __restrict__ E1 = f.E1, * __restrict__ E2 = f.E2, * __restrict__ E3 = f.E3, * __restrict__ B1 = f.B1, * __restrict__ B2 = f.B2, * __restrict__ B3 = f.B3;
   f.rE1[p] = c * (d4(B3, p, y) - d4(B2, p, z));
   f.rE2[p] = c * (d4(B1, p, z) - d4(B3, p, 1));
   f.rE3[p] = c * (d4(B2, p, 1) - d4(B1, p, y));
