@@ -90,9 +90,9 @@ int Simulation::ghost_reader_period() const {
     if (b->pointwise || b->rhs) continue;
     const std::string bin = support::upper(b->calc->schedule_bin);
     if (bin == "PRESTEP" || bin == "POSTSTEP") take(1);
-    if (bin != "ANALYSIS") continue;
-    if (!norm_vars_.empty()) take(every_or_default(reg, "IOScalar"));
-    if (!hdf5_vars_.empty()) take(every_or_default(reg, "IOHDF5"));
+    // At ANALYSIS it runs when the norms or HDF5 output are due (analysis_due); HDF5's period
+    // is taken above.
+    if (bin == "ANALYSIS" && !norm_vars_.empty()) take(every_or_default(reg, "IOScalar"));
   }
   return period;
 }
