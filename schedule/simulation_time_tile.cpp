@@ -207,12 +207,12 @@ void Simulation::decide_time_tile_again() {
   if (setup_.registry.get_keyword("Saguaro", "time_tile") != "auto" ||
       (!time_tile_choice_.use && std::isnan(time_tile_choice_.plain_seconds)))
     return;
-  const std::string before = time_tile_choice_.use ? time_tile_choice_.text() : "plain";
+  const std::string before = time_tile_choice_.step();
   time_tiles_.clear();
   time_tile_choice_ = {};
   plan_step();
   plan_time_tile();
-  const std::string after = time_tile_choice_.use ? time_tile_choice_.text() : "plain";
+  const std::string after = time_tile_choice_.step();
   if (rank_ == 0 && after != before)
     log_ << "  with the empirical finish's verdicts: " << time_tile_choice_.reason << "\n";
 }

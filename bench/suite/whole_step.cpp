@@ -95,7 +95,7 @@ StepRun run_steps(const Options& opt, const bench::Benchmark& b, const std::stri
   sim.run();
   StepRun r;
   r.log = log.str();
-  r.variant = sim.time_tile().use ? sim.time_tile().text() : "plain";
+  r.variant = sim.time_tile().step();
   r.step_seconds = sim.step_seconds();
   r.dt = sim.dt();
   const grid::Patch& patch = sim.decomposition().patch();

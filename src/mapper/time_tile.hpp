@@ -61,6 +61,8 @@ struct TimeTileChoice {
   double plain_seconds = std::numeric_limits<double>::quiet_NaN();
   // "time tile 32x8x128 (stages 4, ...)", or the parts' joined by " then ".
   std::string text() const;
+  // The step a run takes: text() when use, else "plain".
+  std::string step() const { return use ? text() : "plain"; }
   std::string reason; // the banner's line: what was chosen and why, or why not
 };
 

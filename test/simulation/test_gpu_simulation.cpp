@@ -176,13 +176,10 @@ TEST(EmpiricalFinish, TheSecondRunTimesNothingAndKeepsTheVerdict) {
   mapper::RunPlan first, second;
   host::Simulation::StartupTimes first_start, second_start;
   std::string first_step, second_step; // the time tile taken, or "plain"
-  auto step_of = [](const host::Simulation& sim) {
-    return sim.time_tile().use ? sim.time_tile().text() : std::string("plain");
-  };
   const auto a = run_case(par, [&](host::Simulation& sim) {
     first = sim.run_plan();
     first_start = sim.startup();
-    first_step = step_of(sim);
+    first_step = sim.time_tile().step();
   });
   std::size_t rhs = 0;
   while (rhs < first.calculations.size() && first.calculations[rhs].name != "wave_rhs") ++rhs;
@@ -201,7 +198,7 @@ TEST(EmpiricalFinish, TheSecondRunTimesNothingAndKeepsTheVerdict) {
   const auto b = run_case(par, [&](host::Simulation& sim) {
     second = sim.run_plan();
     second_start = sim.startup();
-    second_step = step_of(sim);
+    second_step = sim.time_tile().step();
   });
   // The first run decides its step under the verdicts too (Simulation::decide_time_tile_again).
   EXPECT_EQ(second_step, first_step);
