@@ -137,6 +137,7 @@ CudaArraySpace::CudaArraySpace() : driver_(Driver::get()) {
       {&copy_box_, "saguaro_copy_box"},
       {&wrap_ghosts_, "saguaro_wrap_ghosts"},
       {&wrap_x_gaps_, "saguaro_wrap_x_gaps"},
+      {&wrap_rows_, "saguaro_wrap_rows"},
       {&reduce_, "saguaro_reduce"},
       {&boundary_, "saguaro_boundary"},
       {&layout_, "saguaro_outer_faces_layout"},
@@ -533,8 +534,9 @@ void CudaArraySpace::wrap_ghosts_except(const std::vector<double*>& fields,
                                         const std::array<int, 3>& alloc, int pitch, int ghost,
                                         const std::array<bool, 3>& wrap,
                                         const std::array<bool, 3>& arriving) {
-  // The x slabs by gaps (saguaro_wrap_x_gaps), where this rank is its own x neighbour; the
-  // y and z slabs, x ghosts included, by the shell (its sources wrap along x still).
+  // The x slabs by gaps (saguaro_wrap_x_gaps), where this rank is its own x neighbour; then
+  // the y and z slabs, x ghosts included: as whole rows (saguaro_wrap_rows) where no ghosts
+  // arrive by message, otherwise point by point by the shell (its sources wrap along x still).
   check_wrap_period(alloc, ghost, wrap);
   std::array<bool, 3> shell_axes = wrap;
   if (wrap[0] && !arriving[0] && ghost > 0 && !fields.empty()) {
@@ -557,6 +559,24 @@ void CudaArraySpace::wrap_ghosts_except(const std::vector<double*>& fields,
       void* params[] = {&table, &count, &gaps};
       launch_1d(wrap_x_gaps_, threads, params);
     });
+    // Nothing arriving by message: the y and z ghost rows are whole rows copied (their x ghosts
+    // written just now). With the shell's boxes instead, an exchange of the 8th-order wave at
+    // 256^3 took 37 instead of 30 us on an H200 (bench/results/2026-11-29-wrap-rows-H200.md).
+    if (!arriving[1] && !arriving[2]) {
+      if (!wrap[1] && !wrap[2]) return;
+      const std::size_t planes =
+          wrap[2] ? std::size_t(alloc[2] - 2 * ghost) : std::size_t(alloc[2]);
+      const std::size_t rows = (wrap[2] ? std::size_t(2 * ghost) * std::size_t(alloc[1]) : 0) +
+                               (wrap[1] ? std::size_t(2 * ghost) * planes : 0);
+      // One thread per point of a row (whole warps, at most 1024): a block copies a row in one
+      // pass, where 256 threads over a row of 264 points took two.
+      const unsigned row_threads = unsigned(std::min(1024, (pitch + 31) / 32 * 32));
+      launch_per_table(fields, [&](SupportFieldTable table, std::size_t, int count) {
+        void* params[] = {&table, &count, &gaps};
+        launch(wrap_rows_, unsigned(std::min<std::size_t>(rows, max_blocks_)), row_threads, params);
+      });
+      return;
+    }
   }
   const std::vector<ArrayBox> boxes =
       wrapped_ghost_boxes(alloc, pitch, ghost, shell_axes, arriving);

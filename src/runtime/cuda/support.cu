@@ -305,6 +305,52 @@ extern "C" __global__ void saguaro_wrap_x_gaps(SaguaroFieldTable fields, int cou
   }
 }
 
+// The y and z ghost rows of a rank that is its own neighbour along every axis that has ghosts
+// to wrap, after saguaro_wrap_x_gaps: a row with y or z in the ghost layers of a wrapped axis is,
+// whole along x (its x ghosts and padding included), the row one period away along every wrapped
+// axis. That source row is owned along y and z, and the gaps kernel, launched before, wrote its
+// x ghosts, so no row reads another this kernel writes. Rows are contiguous: a block copies
+// whole sectors of one row at a time (block b, rows b, b + gridDim.x, ...). Point by point
+// through saguaro_wrap_ghosts' boxes, the same copy spent its time on index arithmetic (the
+// 8th-order wave at 256^3 on an H200: 26.6 us a call at 14% of DRAM's throughput).
+// Rows: first the 2 g ghost planes along z (where z wraps), every row of each; then, in every
+// plane not among those, the 2 g ghost rows along y (where y wraps).
+extern "C" __global__ void saguaro_wrap_rows(SaguaroFieldTable fields, int count,
+                                             SaguaroRowGaps s) {
+  SAGUARO_AFTER_PREVIOUS_KERNEL();
+  const int g = s.ghost, ny = s.alloc[1] - 2 * g, nz = s.alloc[2] - 2 * g;
+  const saguaro_index z_rows = s.wrap[2] ? saguaro_index(2 * g) * s.alloc[1] : 0;
+  const saguaro_index planes = s.wrap[2] ? nz : s.alloc[2];
+  const saguaro_index rows = z_rows + (s.wrap[1] ? saguaro_index(2 * g) * planes : 0);
+  for (saguaro_index q = blockIdx.x; q < rows; q += gridDim.x) {
+    int y, z;
+    if (q < z_rows) {
+      const int zi = int(q / s.alloc[1]);
+      y = int(q % s.alloc[1]);
+      z = zi < g ? zi : nz + zi;
+    } else {
+      const saguaro_index r = q - z_rows;
+      const int yi = int(r % (2 * g));
+      z = int(r / (2 * g)) + (s.wrap[2] ? g : 0);
+      y = yi < g ? yi : ny + yi;
+    }
+    const int sy = !s.wrap[1] ? y : y < g ? y + ny : y >= g + ny ? y - ny : y;
+    const int sz = !s.wrap[2] ? z : z < g ? z + nz : z >= g + nz ? z - nz : z;
+    const saguaro_index to = (saguaro_index(z) * s.alloc[1] + y) * s.pitch,
+                        from = (saguaro_index(sz) * s.alloc[1] + sy) * s.pitch;
+    for (int x = threadIdx.x; x < s.pitch; x += blockDim.x)
+      for (int f0 = 0; f0 < count; f0 += SAGUARO_ILP) {
+        double v[SAGUARO_ILP];
+#pragma unroll
+        for (int u = 0; u < SAGUARO_ILP; ++u)
+          if (f0 + u < count) v[u] = fields.p[f0 + u][from + x];
+#pragma unroll
+        for (int u = 0; u < SAGUARO_ILP; ++u)
+          if (f0 + u < count) fields.p[f0 + u][to + x] = v[u];
+      }
+  }
+}
+
 // Launched with SAGUARO_REDUCE_THREADS threads per block (mirrors kReduceThreads); block b
 // writes partials[5 b + 0..4] = min, max, max |u|, sum |u|, sum u^2 over its points (a block
 // without points writes +inf, -inf, 0, 0, 0). The host combines the blocks.
