@@ -310,11 +310,17 @@ Prediction predict(const KernelProfile& kernel, const Device& d,
   // the rows' traffic from L2 is counted in sectors. In whole lines a 32-wide row of doubles
   // with its halo cost 1.5 rows and a 64-wide one 1.25, and the model preferred 64-wide blocks
   // that ran no faster (BSSN's fissions on the H100;
-  // bench/results/2026-11-28-model-sectors-H100.md).
+  // bench/results/2026-11-28-model-sectors-H100.md). Such an L1 (256 KB on Hopper) also keeps
+  // the rows one row of the block loads for the rows beside it: the block fills its t_f rows
+  // and their s_f halo rows once, as DRAM's cold misses count them (Table IVb), not (1 + s_f)
+  // rows for each of its t_f rows as the paper's small read-only cache did. Counted the paper's
+  // way, the 8th-order wave's kernels (s_f = 8) had 2-3 times their L2 traffic and latency
+  // rounds, and the model over-priced them by 36% (median; 14% counted so:
+  // bench/results/2026-11-29-model-l1-rows-H200.md).
   double filled = p.M_roc;
   if (d.unified_l1_shared_per_sm > 0) {
     filled = 0;
-    for (const In& in : C) filled += round_line_plus(in.s.s_x + tx, LS_L2) * (1 + in.s.s_f) * tf;
+    for (const In& in : C) filled += round_line_plus(in.s.s_x + tx, LS_L2) * (tf + in.s.s_f);
   }
   p.D_L2_c = C.empty() ? 0 : (filled + c_misses) / plane;
   p.D_L2_store = alpha * kernel.stores;

@@ -225,6 +225,8 @@ TEST(Model, K20xmReadOnlyMatchesHandComputation) {
 // 128-byte lines but fills 32-byte sectors: M_roc (its capacity) counts lines, D_c^L2 (the
 // traffic) sectors, so a 64-wide row is no longer priced 17% cheaper per point than a 32-wide
 // one for its halo's rounding (1.0625 against 1.125 sectors' worth per element, not 1.25 / 1.5).
+// The traffic fills the block's t_f rows and their s_f halo rows once (the L1 keeps a row for
+// the rows beside it); M_roc keeps the paper's (1 + s_f) t_f rows.
 TEST(Model, H100ReadOnlyTrafficCountsSectorsAndCapacityLines) {
   for (const auto& [block, tx, tf] :
        {std::tuple{"y 32x8x4", 32.0, 8.0}, std::tuple{"y 64x4x4", 64.0, 4.0}}) {
@@ -232,14 +234,18 @@ TEST(Model, H100ReadOnlyTrafficCountsSectorsAndCapacityLines) {
     const model::Prediction p =
         model::predict(microbench_kernel(Buffering::ReadOnly, block), h100());
     ASSERT_TRUE(p.valid) << p.invalid_reason;
-    // Every A_n spans s_x = 2 along x: its rows are 16-element lines (M_roc) or 4-element
-    // sectors (the traffic) of tx + 2 elements each, so the two sums differ by that ratio.
+    // Every A_n spans s_x = 2 along x and s_f = 2 along f: its rows are 16-element lines
+    // (M_roc) or 4-element sectors (the traffic) of tx + 2 elements each. B, read at the point
+    // (cached in L1 like the A_n on this GPU), has rows of tx.
     const double lines = 16 * std::ceil((tx + 2) / 16 + 0.5);
     const double sectors = 4 * std::ceil((tx + 2) / 4 + 0.5);
+    const double b_lines = 16 * std::ceil(tx / 16 + 0.5), b_sectors = 4 * std::ceil(tx / 4 + 0.5);
     EXPECT_LT(sectors, lines);
+    expect_near_rel(p.M_roc, 10 * lines * (1 + 2) * tf + b_lines * tf, "M_roc");
     const double miss = 1 - std::sqrt(std::clamp(p.R_SND_RO, 0.0, 1.0));
-    const double plane = tx * tf; // r_e + r_o = 3 per A_n
-    expect_near_rel(p.D_L2_c, (p.M_roc * sectors / lines + 10 * 3 * miss * plane) / plane,
+    const double plane = tx * tf; // r_e + r_o = 3 per A_n, 0 for B
+    expect_near_rel(p.D_L2_c,
+                    (10 * sectors * (tf + 2) + b_sectors * tf + 10 * 3 * miss * plane) / plane,
                     "D_L2_c");
   }
 }
