@@ -376,7 +376,7 @@ TEST(NvrtcCompile, TheSupportModuleCompiles) {
   const cuda::CompiledModule m = cuda::compile(source, "sm_90", options);
   std::vector<std::string> names = {
       "saguaro_pack",        "saguaro_unpack",      "saguaro_copy_box",
-      "saguaro_wrap_ghosts", "saguaro_wrap_x_gaps", "saguaro_wrap_rows",
+      "saguaro_wrap_ghosts", "saguaro_wrap_x_gaps", "saguaro_wrap_periodic",
       "saguaro_reduce",      "saguaro_boundary",    "saguaro_outer_faces_layout"};
   for (std::size_t terms = 1; terms <= ArraySpace::max_terms; ++terms)
     names.push_back("saguaro_linear_combination_" + std::to_string(terms));

@@ -137,7 +137,7 @@ CudaArraySpace::CudaArraySpace() : driver_(Driver::get()) {
       {&copy_box_, "saguaro_copy_box"},
       {&wrap_ghosts_, "saguaro_wrap_ghosts"},
       {&wrap_x_gaps_, "saguaro_wrap_x_gaps"},
-      {&wrap_rows_, "saguaro_wrap_rows"},
+      {&wrap_periodic_, "saguaro_wrap_periodic"},
       {&reduce_, "saguaro_reduce"},
       {&boundary_, "saguaro_boundary"},
       {&layout_, "saguaro_outer_faces_layout"},
@@ -534,13 +534,15 @@ void CudaArraySpace::wrap_ghosts_except(const std::vector<double*>& fields,
                                         const std::array<int, 3>& alloc, int pitch, int ghost,
                                         const std::array<bool, 3>& wrap,
                                         const std::array<bool, 3>& arriving) {
-  // The x slabs by gaps (saguaro_wrap_x_gaps), where this rank is its own x neighbour; then
-  // the y and z slabs, x ghosts included: as whole rows (saguaro_wrap_rows) where no ghosts
-  // arrive by message, otherwise point by point by the shell (its sources wrap along x still).
+  // Where this rank is its own x neighbour and no ghosts arrive by message, one launch
+  // (saguaro_wrap_periodic): the y and z ghost rows whole, the x gaps of the other rows. Where
+  // y or z ghosts arrive, the x slabs by gaps (saguaro_wrap_x_gaps) and then the y and z slabs,
+  // x ghosts included, point by point by the shell (its sources wrap along x still).
   check_wrap_period(alloc, ghost, wrap);
   std::array<bool, 3> shell_axes = wrap;
   if (wrap[0] && !arriving[0] && ghost > 0 && !fields.empty()) {
     shell_axes[0] = false;
+    const bool whole_rows = !arriving[1] && !arriving[2];
     SupportRowGaps gaps{};
     for (int a = 0; a < 3; ++a) {
       gaps.alloc[a] = alloc[a];
@@ -548,32 +550,37 @@ void CudaArraySpace::wrap_ghosts_except(const std::vector<double*>& fields,
     }
     gaps.pitch = pitch;
     gaps.ghost = ghost;
+    // The gaps of the rows not among the ghost rows copied whole (those of an arriving axis:
+    // its owned range, whose ghost rows the messages bring).
     for (int a = 1; a < 3; ++a) {
-      gaps.row_lo[a - 1] = arriving[std::size_t(a)] ? ghost : 0;
-      gaps.row_hi[a - 1] =
-          arriving[std::size_t(a)] ? alloc[std::size_t(a)] - ghost : alloc[std::size_t(a)];
+      const bool owned_only = whole_rows ? wrap[std::size_t(a)] : arriving[std::size_t(a)];
+      gaps.row_lo[a - 1] = owned_only ? ghost : 0;
+      gaps.row_hi[a - 1] = owned_only ? alloc[std::size_t(a)] - ghost : alloc[std::size_t(a)];
     }
-    const std::size_t threads = (std::size_t(alloc[1]) * std::size_t(alloc[2]) + 1) *
-                                std::size_t(pitch - (alloc[0] - 2 * ghost));
-    launch_per_table(fields, [&](SupportFieldTable table, std::size_t, int count) {
-      void* params[] = {&table, &count, &gaps};
-      launch_1d(wrap_x_gaps_, threads, params);
-    });
-    // Nothing arriving by message: the y and z ghost rows are whole rows copied (their x ghosts
-    // written just now). With the shell's boxes instead, an exchange of the 8th-order wave at
-    // 256^3 took 37 instead of 30 us on an H200 (bench/results/2026-11-29-wrap-rows-H200.md).
-    if (!arriving[1] && !arriving[2]) {
-      if (!wrap[1] && !wrap[2]) return;
+    const std::size_t gap_threads = (std::size_t(alloc[1]) * std::size_t(alloc[2]) + 1) *
+                                    std::size_t(pitch - (alloc[0] - 2 * ghost));
+    if (!whole_rows) {
+      launch_per_table(fields, [&](SupportFieldTable table, std::size_t, int count) {
+        void* params[] = {&table, &count, &gaps};
+        launch_1d(wrap_x_gaps_, gap_threads, params);
+      });
+    } else {
+      // An exchange of the 8th-order wave at 256^3 on an H200: 37 us with the shell's boxes
+      // after the gaps, 29 with a row-copy kernel after them, 27 in one launch
+      // (bench/results/2026-11-29-wrap-rows-H200.md).
       const std::size_t planes =
           wrap[2] ? std::size_t(alloc[2] - 2 * ghost) : std::size_t(alloc[2]);
       const std::size_t rows = (wrap[2] ? std::size_t(2 * ghost) * std::size_t(alloc[1]) : 0) +
                                (wrap[1] ? std::size_t(2 * ghost) * planes : 0);
       // One thread per point of a row (whole warps, at most 1024): a block copies a row in one
       // pass, where 256 threads over a row of 264 points took two.
-      const unsigned row_threads = unsigned(std::min(1024, (pitch + 31) / 32 * 32));
+      const unsigned threads = unsigned(std::min(1024, (pitch + 31) / 32 * 32));
+      int row_blocks = int(std::min<std::size_t>(rows, max_blocks_));
+      const std::size_t gap_blocks =
+          std::min<std::size_t>((gap_threads + threads - 1) / threads, max_blocks_);
       launch_per_table(fields, [&](SupportFieldTable table, std::size_t, int count) {
-        void* params[] = {&table, &count, &gaps};
-        launch(wrap_rows_, unsigned(std::min<std::size_t>(rows, max_blocks_)), row_threads, params);
+        void* params[] = {&table, &count, &gaps, &row_blocks};
+        launch(wrap_periodic_, unsigned(std::size_t(row_blocks) + gap_blocks), threads, params);
       });
       return;
     }

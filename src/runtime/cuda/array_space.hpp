@@ -108,8 +108,8 @@ private:
   // combine_[m - 1]: the linear combination of m terms (one kernel per count, support.cu).
   std::array<CUfunction, ArraySpace::max_terms> combine_{};
   CUfunction pack_ = nullptr, unpack_ = nullptr, copy_box_ = nullptr, wrap_ghosts_ = nullptr,
-             wrap_x_gaps_ = nullptr, wrap_rows_ = nullptr, reduce_ = nullptr, boundary_ = nullptr,
-             layout_ = nullptr;
+             wrap_x_gaps_ = nullptr, wrap_periodic_ = nullptr, reduce_ = nullptr,
+             boundary_ = nullptr, layout_ = nullptr;
   unsigned max_blocks_ = 1;               // grid-stride launches: at most this many blocks
   unsigned exchange_blocks_ = 1;          // ... and on the exchange queue (kExchangeBlocksPerSm)
   bool stream_memory_operations_ = false; // 64-bit cuStreamWaitValue/WriteValue

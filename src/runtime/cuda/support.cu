@@ -262,14 +262,16 @@ struct SaguaroRowGaps {
   int row_lo[2], row_hi[2]; // the rows wrapped: y, z in [row_lo, row_hi) (arriving axes: owned)
 };
 
-extern "C" __global__ void saguaro_wrap_x_gaps(SaguaroFieldTable fields, int count,
-                                               SaguaroRowGaps s) {
-  SAGUARO_AFTER_PREVIOUS_KERNEL();
+// The gaps' elements t = first, first + stride, ... (the x ghosts of rows y, z in [row_lo,
+// row_hi), the padding of those rows as 0).
+__device__ inline void saguaro_x_gaps(const SaguaroFieldTable& fields, int count,
+                                      const SaguaroRowGaps& s, saguaro_index first,
+                                      saguaro_index stride) {
   const int n = s.alloc[0] - 2 * s.ghost, gap = s.pitch - n;
   const saguaro_index rows = saguaro_index(s.alloc[1]) * s.alloc[2], end = rows * s.pitch;
   const bool narrow = end <= 0xffffffffll;
   // Gap r (r = -1 .. rows - 1) starts at row r's point n + ghost; its element e, at pos.
-  SAGUARO_GRID_STRIDE(t, (rows + 1) * gap) {
+  for (saguaro_index t = first; t < (rows + 1) * gap; t += stride) {
     saguaro_index e;
     const saguaro_index r = saguaro_divmod(t, gap, narrow, e) - 1;
     const saguaro_index pos = r * s.pitch + n + s.ghost + e;
@@ -305,24 +307,40 @@ extern "C" __global__ void saguaro_wrap_x_gaps(SaguaroFieldTable fields, int cou
   }
 }
 
-// The y and z ghost rows of a rank that is its own neighbour along every axis that has ghosts
-// to wrap, after saguaro_wrap_x_gaps: a row with y or z in the ghost layers of a wrapped axis is,
-// whole along x (its x ghosts and padding included), the row one period away along every wrapped
-// axis. That source row is owned along y and z, and the gaps kernel, launched before, wrote its
-// x ghosts, so no row reads another this kernel writes. Rows are contiguous: a block copies
-// whole sectors of one row at a time (block b, rows b, b + gridDim.x, ...). Point by point
-// through saguaro_wrap_ghosts' boxes, the same copy spent its time on index arithmetic (the
-// 8th-order wave at 256^3 on an H200: 26.6 us a call at 14% of DRAM's throughput).
-// Rows: first the 2 g ghost planes along z (where z wraps), every row of each; then, in every
-// plane not among those, the 2 g ghost rows along y (where y wraps).
-extern "C" __global__ void saguaro_wrap_rows(SaguaroFieldTable fields, int count,
-                                             SaguaroRowGaps s) {
+extern "C" __global__ void saguaro_wrap_x_gaps(SaguaroFieldTable fields, int count,
+                                               SaguaroRowGaps s) {
   SAGUARO_AFTER_PREVIOUS_KERNEL();
-  const int g = s.ghost, ny = s.alloc[1] - 2 * g, nz = s.alloc[2] - 2 * g;
+  saguaro_x_gaps(fields, count, s, saguaro_index(blockIdx.x) * blockDim.x + threadIdx.x,
+                 saguaro_index(gridDim.x) * blockDim.x);
+}
+
+// The whole periodic wrap of a rank that is its own neighbour along every axis that has ghosts
+// to wrap, in one launch. Blocks [0, row_blocks) copy the ghost rows along y and z, whole along
+// x (padding included), each from the row one period away along the wrapped axes, its points
+// wrapped along x as they are read: a row with y or z in the ghost layers is the owned row's
+// values, x ghosts included. The blocks after them write the x gaps of every other row
+// (s.row_lo, s.row_hi: the owned range along y and z where they wrap). No element is read that
+// this launch writes. One block per row, one thread per point of the row (blockDim.x >= pitch
+// where the pitch allows). Point by point through saguaro_wrap_ghosts' boxes, the same rows
+// spent their time on index arithmetic (the 8th-order wave at 256^3 on an H200: 26.6 us of a
+// 40 us exchange at 14% of DRAM's throughput); as a second kernel after saguaro_wrap_x_gaps,
+// 29.6 us an exchange (bench/results/2026-11-29-wrap-rows-H200.md).
+// Ghost rows: first the 2 g ghost planes along z (where z wraps), every row of each; then, in
+// every plane not among those, the 2 g ghost rows along y (where y wraps).
+extern "C" __global__ void saguaro_wrap_periodic(SaguaroFieldTable fields, int count,
+                                                 SaguaroRowGaps s, int row_blocks) {
+  SAGUARO_AFTER_PREVIOUS_KERNEL();
+  if (int(blockIdx.x) >= row_blocks) {
+    saguaro_x_gaps(fields, count, s,
+                   saguaro_index(blockIdx.x - row_blocks) * blockDim.x + threadIdx.x,
+                   saguaro_index(gridDim.x - row_blocks) * blockDim.x);
+    return;
+  }
+  const int g = s.ghost, nx = s.alloc[0] - 2 * g, ny = s.alloc[1] - 2 * g, nz = s.alloc[2] - 2 * g;
   const saguaro_index z_rows = s.wrap[2] ? saguaro_index(2 * g) * s.alloc[1] : 0;
   const saguaro_index planes = s.wrap[2] ? nz : s.alloc[2];
   const saguaro_index rows = z_rows + (s.wrap[1] ? saguaro_index(2 * g) * planes : 0);
-  for (saguaro_index q = blockIdx.x; q < rows; q += gridDim.x) {
+  for (saguaro_index q = blockIdx.x; q < rows; q += row_blocks) {
     int y, z;
     if (q < z_rows) {
       const int zi = int(q / s.alloc[1]);
@@ -338,16 +356,19 @@ extern "C" __global__ void saguaro_wrap_rows(SaguaroFieldTable fields, int count
     const int sz = !s.wrap[2] ? z : z < g ? z + nz : z >= g + nz ? z - nz : z;
     const saguaro_index to = (saguaro_index(z) * s.alloc[1] + y) * s.pitch,
                         from = (saguaro_index(sz) * s.alloc[1] + sy) * s.pitch;
-    for (int x = threadIdx.x; x < s.pitch; x += blockDim.x)
+    for (int x = threadIdx.x; x < s.pitch; x += blockDim.x) {
+      const bool padding = x >= s.alloc[0];
+      const int sx = x < g ? x + nx : x >= g + nx ? x - nx : x;
       for (int f0 = 0; f0 < count; f0 += SAGUARO_ILP) {
         double v[SAGUARO_ILP];
 #pragma unroll
         for (int u = 0; u < SAGUARO_ILP; ++u)
-          if (f0 + u < count) v[u] = fields.p[f0 + u][from + x];
+          v[u] = !padding && f0 + u < count ? fields.p[f0 + u][from + sx] : 0.0;
 #pragma unroll
         for (int u = 0; u < SAGUARO_ILP; ++u)
           if (f0 + u < count) fields.p[f0 + u][to + x] = v[u];
       }
+    }
   }
 }
 
