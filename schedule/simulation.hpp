@@ -160,6 +160,17 @@ private:
   void compile_mappings();
   void plan_launches();
   void verify_mappings();
+  // The finish's timings (verify_mappings): one batch of `launches` back-to-back launches
+  // (seconds per launch, the slowest rank's); candidates' times of `trials` with `outputs`
+  // restored after; the close finalists of a folded right-hand side over the step's forms.
+  static CalcBinding trial_of(const CalcBinding& binding, runtime::CompiledCalculation* kernel);
+  double time_batch(const CalcBinding& trial, int launches);
+  std::vector<double> time_trials(const std::vector<CalcBinding>& trials,
+                                  const std::vector<int>& outputs, bool screen);
+  std::vector<double> time_over_step(std::size_t plain, std::size_t timed,
+                                     const std::vector<double>& seconds,
+                                     const std::vector<std::vector<calc::Mapping>>& sets,
+                                     std::string& note);
   bool output_due(int every) const;
   bool analysis_due() const;
   // Every how many steps code between steps reads the evolved variables' ghosts (0: never),

@@ -162,9 +162,11 @@ void Simulation::compile_mappings() {
 // batches of back-to-back launches, timed in 5 rounds of one batch each (the order turning
 // every round), each batch about 2 ms (launches queue as in a step, so a
 // mapping of several kernels is not charged a synchronisation per kernel), the others keep
-// their one launch's time; always the slowest rank's. The CUDA backend's timings of every
-// candidate stay in the prediction log. The verdicts' programs are compiled last: the folded
-// forms of every calculation it timed (compile_mappings leaves them out), and whatever changed.
+// their one launch's time; always the slowest rank's. A folded right-hand side's close
+// finalists are timed over the step's other forms too (time_over_step). The CUDA backend's timings
+// of every candidate stay in the prediction log. The verdicts' programs are compiled last: the
+// folded forms of every calculation it timed (compile_mappings leaves them out), and whatever
+// changed.
 void Simulation::verify_mappings() {
   ensure_ghosts();
   const calc::Program& program = setup_.program;
@@ -175,66 +177,21 @@ void Simulation::verify_mappings() {
   // compiled[j - 1][i]: calculation i under its j-th candidate (j = 0: kernels_).
   std::vector<std::vector<std::unique_ptr<runtime::CompiledCalculation>>>& compiled =
       candidate_kernels_;
-  auto batch = [&](const CalcBinding& trial, int launches) {
-    space.synchronize();
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int r = 0; r < launches; ++r) run_calculation(trial);
-    space.synchronize();
-    double t =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / launches;
-    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm_); // the slowest rank's
-    return t;
-  };
+  const std::vector<std::vector<calc::Mapping>> sets = candidate_sets();
+  std::map<std::size_t, std::string> step_notes; // plain -> how its finalists were timed
   auto time = [&](std::size_t plain, const std::vector<calc::Mapping>& list) {
     // A folded right-hand side is timed in the form the step launches most (timed_form).
     const int form = timed_form(plain);
     const std::size_t i = form >= 0 ? std::size_t(form) : plain;
     const CalcBinding& b = *bindings_[i];
-    std::vector<std::pair<double*, double*>> saved; // (field, copy)
-    for (int f : b.outputs) {
-      double* copy = space.allocate(points);
-      space.copy(copy, fields_->data(f), points);
-      saved.push_back({fields_->data(f), copy});
-    }
     std::vector<CalcBinding> trials;
-    for (std::size_t j = 0; j < list.size(); ++j) {
-      CalcBinding trial = b;
-      trial.kernel = j == 0 ? kernels_[i].get() : compiled[j - 1][i].get();
-      trial.rhs = true; // no ghost exchange while timing
-      trial.split = false;
-      trials.push_back(trial);
-    }
-    // Screening: one launch of each after a warm-up. A candidate over kScreen times the
-    // fastest cannot win and keeps that time; the others get the median of 5 batches (BSSN:
-    // four of its ten candidates take 85-95 ms against 28, and timing them fully was half of
-    // the finish's 5 s).
-    constexpr double kScreen = 1.5;
-    std::vector<double> seconds;
-    for (const CalcBinding& trial : trials) {
-      batch(trial, 1); // warm-up
-      seconds.push_back(batch(trial, 1));
-    }
-    // The finalists' batches in rounds, one batch of each per round in an order that turns
-    // every round, so that a drift of the GPU's clock or of its caches over the timing is
-    // spread over every candidate instead of favouring the ones timed first or last.
-    const double fastest = *std::min_element(seconds.begin(), seconds.end());
-    std::vector<std::size_t> finalists;
-    std::vector<int> launches(trials.size(), 1);
-    for (std::size_t j = 0; j < trials.size(); ++j) {
-      if (seconds[j] > kScreen * fastest) continue;
-      finalists.push_back(j);
-      launches[j] = int(std::clamp(std::ceil(2e-3 / std::max(seconds[j], 1e-7)), 1.0, 100.0));
-    }
-    std::vector<std::vector<double>> runs(trials.size());
-    for (std::size_t r = 0; r < 5; ++r)
-      for (std::size_t n = 0; n < finalists.size(); ++n) {
-        const std::size_t j = finalists[(n + r) % finalists.size()];
-        runs[j].push_back(batch(trials[j], launches[j]));
-      }
-    for (std::size_t j : finalists) seconds[j] = runtime::median(runs[j]);
-    for (const auto& [field, copy] : saved) {
-      space.copy(field, copy, points);
-      space.release(copy);
+    for (std::size_t j = 0; j < list.size(); ++j)
+      trials.push_back(trial_of(b, j == 0 ? kernels_[i].get() : compiled[j - 1][i].get()));
+    std::vector<double> seconds = time_trials(trials, b.outputs, true);
+    if (form >= 0) {
+      std::string note;
+      seconds = time_over_step(plain, i, seconds, sets, note);
+      if (!note.empty()) step_notes[plain] = note;
     }
     // Each candidate keeps scratch arrays for its temporaries while it lives: gone once timed
     // (BSSN's candidates hold tens of them, 150 MB each at 256^3).
@@ -246,7 +203,6 @@ void Simulation::verify_mappings() {
   };
   // Each candidate re-priced by the model with ptxas's report of its kernels, in the form it
   // is timed in (rank 0's: it writes the line).
-  const std::vector<std::vector<calc::Mapping>> sets = candidate_sets();
   const std::optional<model::Device> device = pricing_device();
   std::vector<std::future<void>> speculative; // precompiles; waited for before the recompile
   auto price = [&](std::size_t plain, const std::vector<calc::Mapping>& list) {
@@ -286,7 +242,10 @@ void Simulation::verify_mappings() {
       program, time, plan_,
       [&](std::size_t plain) {
         const int form = timed_form(plain);
-        return form >= 0 ? program.calculations[std::size_t(form)].name : std::string();
+        const auto note = step_notes.find(plain);
+        return form < 0 ? std::string()
+                        : program.calculations[std::size_t(form)].name +
+                              (note == step_notes.end() ? std::string() : note->second);
       },
       price);
   candidate_kernels_.clear();
@@ -386,6 +345,120 @@ void Simulation::plan_launches() {
     bindings_[i]->regions = plan_.calculations[i].regions;
   }
   exchange_overlap_ = plan_.any_split();
+}
+
+// A calculation's binding launching `kernel` as the finish times it: no ghost exchange, not
+// split.
+Simulation::CalcBinding Simulation::trial_of(const CalcBinding& binding,
+                                             runtime::CompiledCalculation* kernel) {
+  CalcBinding trial = binding;
+  trial.kernel = kernel;
+  trial.rhs = true;
+  trial.split = false;
+  return trial;
+}
+
+double Simulation::time_batch(const CalcBinding& trial, int launches) {
+  runtime::ArraySpace& space = fields_->space();
+  space.synchronize();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < launches; ++r) run_calculation(trial);
+  space.synchronize();
+  double t =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / launches;
+  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm_); // the slowest rank's
+  return t;
+}
+
+// With `screen`, one launch of each after a warm-up first: a candidate over kScreen times the
+// fastest cannot win and keeps that time; the others get the median of 5 batches (BSSN: four of
+// its ten candidates take 85-95 ms against 28, and timing them fully was half of the finish's
+// 5 s). The batches go in rounds, one batch of each per round in an order that turns every
+// round, so that a drift of the GPU's clock or of its caches over the timing is spread over
+// every candidate instead of favouring the ones timed first or last.
+std::vector<double> Simulation::time_trials(const std::vector<CalcBinding>& trials,
+                                            const std::vector<int>& outputs, bool screen) {
+  runtime::ArraySpace& space = fields_->space();
+  const std::size_t points = decomposition_->patch().points();
+  std::vector<std::pair<double*, double*>> saved; // (field, copy)
+  for (int f : outputs) {
+    double* copy = space.allocate(points);
+    space.copy(copy, fields_->data(f), points);
+    saved.push_back({fields_->data(f), copy});
+  }
+  constexpr double kScreen = 1.5;
+  std::vector<double> seconds;
+  for (const CalcBinding& trial : trials) {
+    time_batch(trial, 1); // warm-up
+    seconds.push_back(time_batch(trial, 1));
+  }
+  const double fastest = *std::min_element(seconds.begin(), seconds.end());
+  std::vector<std::size_t> finalists;
+  std::vector<int> launches(trials.size(), 1);
+  for (std::size_t j = 0; j < trials.size(); ++j) {
+    if (screen && seconds[j] > kScreen * fastest) continue;
+    finalists.push_back(j);
+    launches[j] = int(std::clamp(std::ceil(2e-3 / std::max(seconds[j], 1e-7)), 1.0, 100.0));
+  }
+  std::vector<std::vector<double>> runs(trials.size());
+  for (std::size_t r = 0; r < 5; ++r)
+    for (std::size_t n = 0; n < finalists.size(); ++n) {
+      const std::size_t j = finalists[(n + r) % finalists.size()];
+      runs[j].push_back(time_batch(trials[j], launches[j]));
+    }
+  for (std::size_t j : finalists) seconds[j] = runtime::median(runs[j]);
+  for (const auto& [field, copy] : saved) {
+    space.copy(field, copy, points);
+    space.release(copy);
+  }
+  return seconds;
+}
+
+// The finalists within kClose of the fastest in right-hand side `plain`'s timed form `timed`,
+// where its step launches other folded forms (every stage a folded one), are timed in those too,
+// compiled here (the verdict's forms would be compiled after the finish anyway), and every
+// candidate's time becomes a time per launch over the step (mapper::step_weighted_times;
+// `note` says so). Otherwise `seconds` unchanged.
+std::vector<double> Simulation::time_over_step(std::size_t plain, std::size_t timed,
+                                               const std::vector<double>& seconds,
+                                               const std::vector<std::vector<calc::Mapping>>& sets,
+                                               std::string& note) {
+  constexpr double kClose = 1.03;
+  const calc::Program& program = setup_.program;
+  const auto stage_forms = folding_.forms.find(int(plain));
+  const std::vector<bool> others = other_folded_forms(program, plain, timed);
+  const double fastest = *std::min_element(seconds.begin(), seconds.end());
+  std::vector<std::size_t> close;
+  for (std::size_t j = 0; j < seconds.size(); ++j)
+    if (seconds[j] <= kClose * fastest) close.push_back(j);
+  if (stage_forms == folding_.forms.end() || close.size() < 2 ||
+      std::find(others.begin(), others.end(), true) == others.end() ||
+      !std::all_of(stage_forms->second.begin() + 1, stage_forms->second.end(),
+                   [](int f) { return f >= 0; }))
+    return seconds;
+  std::vector<std::vector<calc::Mapping>> close_sets;
+  for (std::size_t j : close) close_sets.push_back(j == 0 ? plan_.mappings() : sets.at(j - 1));
+  const std::vector<std::vector<std::unique_ptr<runtime::CompiledCalculation>>> forms =
+      backend_->compile_sets(program, close_sets, others);
+  std::map<int, std::vector<double>> form_seconds; // other form -> per close candidate
+  for (std::size_t f = 0; f < others.size(); ++f) {
+    if (!others[f]) continue;
+    std::vector<CalcBinding> trials;
+    for (std::size_t c = 0; c < close.size(); ++c)
+      trials.push_back(trial_of(*bindings_[f], forms[c][f].get()));
+    form_seconds[int(f)] = time_trials(trials, bindings_[f]->outputs, false);
+  }
+  std::vector<double> step(close.size(), 0.0);
+  int launches = 0;
+  for (std::size_t s = 1; s < stage_forms->second.size(); ++s, ++launches)
+    for (std::size_t c = 0; c < close.size(); ++c) {
+      const int f = stage_forms->second[s];
+      step[c] += f == int(timed) ? seconds[close[c]] : form_seconds.at(f)[c];
+    }
+  note = fmt::format("; the {} within {:.0f}% of the fastest also in its other forms, every time "
+                     "per launch over the step's {}",
+                     close.size(), (kClose - 1) * 100, launches);
+  return mapper::step_weighted_times(seconds, close, step, launches);
 }
 
 } // namespace saguaro::host

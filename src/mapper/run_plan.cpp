@@ -428,6 +428,20 @@ std::size_t cheapest_price(const std::vector<double>& prices) {
   return best;
 }
 
+std::vector<double> step_weighted_times(const std::vector<double>& timed,
+                                        const std::vector<std::size_t>& close,
+                                        const std::vector<double>& step, int launches) {
+  if (close.size() < 2 || step.size() != close.size() || launches < 1) return timed;
+  std::size_t anchor = 0; // the close candidate fastest in the timed form
+  for (std::size_t c = 1; c < close.size(); ++c)
+    if (timed.at(close[c]) < timed.at(close[anchor])) anchor = c;
+  const double ratio = step[anchor] / launches / timed.at(close[anchor]);
+  std::vector<double> out(timed.size());
+  for (std::size_t j = 0; j < timed.size(); ++j) out[j] = timed[j] * ratio;
+  for (std::size_t c = 0; c < close.size(); ++c) out.at(close[c]) = step[c] / launches;
+  return out;
+}
+
 // Saguaro::mapper_verify: the fastest candidate of each calculation is kept; every candidate's
 // timing stays in the plan (and the CUDA backend's in the prediction log).
 std::vector<std::string> verify_candidates(const calc::Program& program, const TimeCandidates& time,

@@ -168,6 +168,18 @@ void drop_candidates_changed_by_folding(const calc::Program& program, std::size_
 // the candidate the model picks once the compiler has spoken (CalculationPlan::priced_pick).
 std::size_t cheapest_price(const std::vector<double>& prices);
 
+// The empirical finish's finalists that are close in a right-hand side's timed form are timed in
+// every folded form a step launches (the forms move different arrays: the 8th-order wave's two
+// fastest candidates at 256^3 on an H200 were within 1% in stage 1's form and 3-12% apart in the
+// other three). `timed`: every candidate's time in the timed form; `close`: the candidates so
+// timed, `step[c]` the sum of close[c]'s times over the step's `launches` launches. Returns each
+// candidate's time per launch over the step: a close one's step / launches, any other's timed
+// time scaled by the ratio of step / launches to timed time of the close candidate fastest in the
+// timed form. Without two close candidates, `timed` unchanged.
+std::vector<double> step_weighted_times(const std::vector<double>& timed,
+                                        const std::vector<std::size_t>& close,
+                                        const std::vector<double>& step, int launches);
+
 // Times the candidates of every calculation that has two or more, keeps the fastest (ties: the
 // first) and logs a line each; with plan.verdicts, stores each verdict in the mapping cache
 // (a verdict that cannot be written is a log line, not an error). Returns the new log lines; the

@@ -372,6 +372,23 @@ TEST(RunPlan, TheCheapestPriceIsANumber) {
   EXPECT_EQ(cheapest_price({}), 0u);
 }
 
+// The 8th-order wave's finish on an H200 (us): two candidates within 1% in stage 1's form, apart
+// over the step's four forms; a third, 10% slower in stage 1, scaled like the fastest of the two.
+TEST(StepWeightedTimes, CloseCandidatesCountTheWholeStep) {
+  const std::vector<double> timed = {175e-6, 174e-6, 192e-6};
+  const std::vector<double> weighted = step_weighted_times(
+      timed, {0, 1}, {(175 + 310 + 214 + 226) * 1e-6, (174 + 320 + 239 + 234) * 1e-6}, 4);
+  ASSERT_EQ(weighted.size(), 3u);
+  EXPECT_DOUBLE_EQ(weighted[0], 925e-6 / 4);
+  EXPECT_DOUBLE_EQ(weighted[1], 967e-6 / 4);
+  EXPECT_LT(weighted[0], weighted[1]); // the step's order, not stage 1's
+  // The third: its stage-1 time times candidate 1's ratio (the close one fastest in stage 1).
+  EXPECT_DOUBLE_EQ(weighted[2], 192e-6 * (967e-6 / 4 / 174e-6));
+  // Fewer than two close candidates, or no step: the timed form's times.
+  EXPECT_EQ(step_weighted_times(timed, {1}, {967e-6}, 4), timed);
+  EXPECT_EQ(step_weighted_times(timed, {0, 1}, {925e-6}, 4), timed);
+}
+
 TEST(RunPlan, AVerdictIsCachedAndTheNextRunTimesNothing) {
   MappingRequest r = model_request();
   r.device_name = "NVIDIA H100 80GB HBM3";
