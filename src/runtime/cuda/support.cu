@@ -324,7 +324,7 @@ extern "C" __global__ void saguaro_wrap_x_gaps(SaguaroFieldTable fields, int cou
 // where the pitch allows). Point by point through saguaro_wrap_ghosts' boxes, the same rows
 // spent their time on index arithmetic (the 8th-order wave at 256^3 on an H200: 26.6 us of a
 // 40 us exchange at 14% of DRAM's throughput); as a second kernel after saguaro_wrap_x_gaps,
-// 29.6 us an exchange (bench/results/2026-11-29-wrap-rows-H200.md).
+// 29 us an exchange; in this one launch, 27 (bench/results/2026-11-29-wrap-rows-H200.md).
 // Ghost rows: first the 2 g ghost planes along z (where z wraps), every row of each; then, in
 // every plane not among those, the 2 g ghost rows along y (where y wraps).
 extern "C" __global__ void saguaro_wrap_periodic(SaguaroFieldTable fields, int count,
