@@ -172,8 +172,6 @@ void Simulation::verify_mappings() {
   const calc::Program& program = setup_.program;
   if (candidate_kernels_.empty()) return;
   const std::size_t ranks = candidate_kernels_.size() + 1;
-  runtime::ArraySpace& space = fields_->space();
-  const std::size_t points = decomposition_->patch().points();
   // compiled[j - 1][i]: calculation i under its j-th candidate (j = 0: kernels_).
   std::vector<std::vector<std::unique_ptr<runtime::CompiledCalculation>>>& compiled =
       candidate_kernels_;
